@@ -1,0 +1,20 @@
+export {
+  agentOnlyDirs,
+  binaryFile,
+  binaryName,
+  blueSlotFile,
+  currentLinkFile,
+  greenSlotFile,
+  hostLayoutFiles,
+  hostRootMarkers,
+  hostRootSubdirs,
+  lastGoodLinkFile,
+  localDnsNetworkFile,
+  managedBinaryDir,
+  movingMarkerName,
+  nspawnLifecycleFile,
+  recoveryScriptFile,
+  stagingSuffix,
+} from './names.js';
+export { hostPaths, hostPathsUnder, unitNames } from './paths.js';
+export type { HostPaths } from './paths.js';

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+// Unit tests: beside their code, no root or namespaces needed.
+export const unitConfig = defineConfig({
+  test: {
+    include: ['shared/*/src/**/*.test.ts', 'services/*/src/**/*.test.ts'],
+    pool: 'forks',
+  },
+});
+
+export default unitConfig;
