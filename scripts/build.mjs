@@ -1,0 +1,127 @@
+#!/usr/bin/env node
+// Builds the single executable and the release archive:
+//   dist/aks-flex-node                                   (Node.js SEA, runs with no Node on the host)
+//   dist/aks-flex-node-<version>-linux-<arch>.tar.gz     (single member aks-flex-node-linux-<arch>)
+//   dist/aks-flex-node-<version>-linux-<arch>.tar.gz.sha256
+// Usage: node scripts/build.mjs [--version V] [--out DIR] [--no-archive]
+// Tests build a second version into another directory to upgrade to it.
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { build } from 'esbuild';
+
+const workspace = path.resolve(import.meta.dirname, '..');
+const { values: flags } = parseArgs({
+  options: {
+    version: { type: 'string' },
+    out: { type: 'string', default: path.join(workspace, 'dist') },
+    'no-archive': { type: 'boolean', default: false },
+  },
+});
+
+const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
+const version = flags.version ?? process.env.AKS_FLEX_NODE_VERSION ?? readWorkspaceVersion();
+const commit = gitCommit();
+const outDir = path.resolve(flags.out);
+const workDir = path.join(outDir, '.build');
+
+function readWorkspaceVersion() {
+  return JSON.parse(readFileSync(path.join(workspace, 'services/cli/package.json'), 'utf8')).version;
+}
+
+function gitCommit() {
+  try {
+    return execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: workspace, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+function log(message) {
+  process.stderr.write(`build: ${message}\n`);
+}
+
+// The SEA must embed the same Node.js the workspace pins, never whatever node is on PATH.
+function pinnedNode() {
+  const binary = path.join(workspace, 'node_modules', `node-linux-${arch}`, 'bin', 'node');
+  const actual = execFileSync(binary, ['--version'], { encoding: 'utf8' }).trim();
+  if (!actual.startsWith('v24.')) throw new Error(`${binary} is ${actual}, expected Node.js 24`);
+  return binary;
+}
+
+async function bundle(entry, outfile) {
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    // CommonJS: the SEA runs a CommonJS main. Dynamic imports of bundled modules
+    // stay lazy, so each role evaluates only the modules it uses.
+    format: 'cjs',
+    minifySyntax: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+    define: {
+      __AKS_FLEX_NODE_VERSION__: JSON.stringify(version),
+      __AKS_FLEX_NODE_COMMIT__: JSON.stringify(commit),
+    },
+  });
+}
+
+function makeSea(node, script, target) {
+  const blob = path.join(workDir, 'sea-prep.blob');
+  const config = path.join(workDir, 'sea-config.json');
+  writeFileSync(
+    config,
+    JSON.stringify({ main: script, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }),
+  );
+  execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  copyFileSync(node, target);
+  chmodSync(target, 0o755);
+  execFileSync(
+    node,
+    [
+      path.join(workspace, 'node_modules', 'postject', 'dist', 'cli.js'),
+      target,
+      'NODE_SEA_BLOB',
+      blob,
+      '--sentinel-fuse',
+      'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2',
+    ],
+    { stdio: ['ignore', 'ignore', 'inherit'] },
+  );
+}
+
+function makeArchive(binary) {
+  const member = `aks-flex-node-linux-${arch}`;
+  const archive = path.join(outDir, `aks-flex-node-${version}-linux-${arch}.tar.gz`);
+  const stage = path.join(workDir, 'archive');
+  mkdirSync(stage, { recursive: true });
+  copyFileSync(binary, path.join(stage, member));
+  chmodSync(path.join(stage, member), 0o755);
+  // Fixed owner and no directory entry: the archive holds exactly one regular file.
+  execFileSync('tar', ['-C', stage, '--owner=0', '--group=0', '--numeric-owner', '-czf', archive, member]);
+  const digest = createHash('sha256').update(readFileSync(archive)).digest('hex');
+  writeFileSync(`${archive}.sha256`, `${digest}  ${path.basename(archive)}\n`);
+  return archive;
+}
+
+async function main() {
+  const node = pinnedNode();
+  rmSync(workDir, { recursive: true, force: true });
+  mkdirSync(workDir, { recursive: true });
+  const script = path.join(workDir, 'aks-flex-node.cjs');
+  log(`bundling version ${version} (commit ${commit}) for linux-${arch}`);
+  await bundle(path.join(workspace, 'services/cli/src/main.ts'), script);
+  const binary = path.join(outDir, 'aks-flex-node');
+  log('making the single executable');
+  makeSea(node, script, binary);
+  if (!flags['no-archive']) log(`wrote ${makeArchive(binary)}`);
+  rmSync(workDir, { recursive: true, force: true });
+  log(`wrote ${binary}`);
+}
+
+await main();

@@ -1,0 +1,50 @@
+import { exitCodes } from '@aks-flex-node/api';
+import { printLine, reportError } from './output.js';
+
+/**
+ * Every role is this one executable. The entry dispatches first and each
+ * command loads only what it needs, so hot roles (`version`, the nspawn hook,
+ * the recovery shim) do not pay for the daemon's libraries.
+ */
+const commands: Record<string, () => Promise<(args: string[]) => Promise<number>>> = {
+  version: async () => (await import('./commands/version.js')).runVersion,
+  help: () => Promise.resolve(runHelp),
+};
+
+const usage = `usage: aks-flex-node <command> [flags]
+
+commands:
+  version [--json]                 print this build's version
+  help                             print this text
+
+See docs/cli.md for every command and its exit codes.`;
+
+function runHelp(): Promise<number> {
+  printLine(usage);
+  return Promise.resolve(0);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...args] = argv;
+  const load = name === undefined ? undefined : commands[name];
+  if (load === undefined) {
+    process.stderr.write(`error: ${name === undefined ? 'no command given' : `unknown command "${name}"`}\n${usage}\n`);
+    return exitCodes.usage.code;
+  }
+  try {
+    const run = await load();
+    return await run(args);
+  } catch (error) {
+    return reportError(error);
+  }
+}
+
+// process.exitCode rather than process.exit(): pending output is flushed first.
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.exitCode = reportError(error);
+  },
+);

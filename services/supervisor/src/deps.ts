@@ -1,0 +1,28 @@
+import type { HostRootResponse, MigrateResponse, VersionInfo } from '@aks-flex-node/api';
+import type { Logger } from '@aks-flex-node/log';
+
+/** What the API needs to know about the host root; the real one wraps shared/hostroot. */
+export interface HostRootService {
+  describe(): Promise<HostRootResponse>;
+  /** Runs Migrate; the caller holds the activation lock. */
+  migrate(): Promise<MigrateResponse>;
+}
+
+/** Process-wide services the routes use, passed in so tests can build the app without a host. */
+export interface SupervisorDeps {
+  log: Logger;
+  version: VersionInfo;
+  hostRoot: HostRootService;
+  /** Runs a mutation: one at a time, under the activation lock. */
+  runMutation<T>(purpose: string, work: () => Promise<T>): Promise<T>;
+  isActivationInProgress(): Promise<boolean>;
+  daemon: {
+    pid: number;
+    startedAt: number;
+    executable: string;
+    socket: 'systemd' | 'self-bound';
+    socketPath: string;
+  };
+  /** Milliseconds since some fixed point; injectable for tests. */
+  now(): number;
+}

@@ -1,0 +1,32 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { problemContentType, problemFromError } from '@aks-flex-node/api';
+import { AgentError, type ErrorCode } from '@aks-flex-node/log';
+
+/**
+ * The one error handler: every error leaves as problem+json with a stable
+ * code. 4xx are the client's mistakes and are logged at info; 5xx at error.
+ */
+export async function handleError(error: FastifyError | AgentError, request: FastifyRequest, reply: FastifyReply) {
+  const agentError = error instanceof AgentError ? error : fromFastifyError(error);
+  const problem = problemFromError(agentError);
+  if (problem.status >= 500) {
+    request.log.error({ err: error, code: problem.code }, 'request failed');
+  } else {
+    request.log.info({ code: problem.code, detail: problem.detail }, 'request refused');
+  }
+  return reply.status(problem.status).type(problemContentType).send(problem);
+}
+
+function fromFastifyError(error: FastifyError): AgentError {
+  const status = error.statusCode ?? 500;
+  if (status === 413) {
+    return new AgentError('INVALID_ARGUMENT', `the request body is too large: ${error.message}`, {
+      hint: 'request bodies are limited to 64 KiB; send a URL rather than content',
+    });
+  }
+  if (status === 404) {
+    return new AgentError('NOT_FOUND', error.message, { hint: 'see docs/api.md for the routes' });
+  }
+  const code: ErrorCode = status < 500 ? 'INVALID_ARGUMENT' : 'INTERNAL';
+  return new AgentError(code, error.message, { cause: error });
+}

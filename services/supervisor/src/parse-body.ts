@@ -1,0 +1,18 @@
+import { z } from 'zod';
+import { AgentError } from '@aks-flex-node/log';
+
+/**
+ * Validates a request body with its route's schema. Unknown fields are
+ * refused by the strict schemas, so a client that misspells a field learns it
+ * instead of having it ignored. Throws INVALID_ARGUMENT naming the fields.
+ */
+export function parseBody<T>(schema: z.ZodType<T>, body: unknown, route: string): T {
+  const parsed = schema.safeParse(body ?? {});
+  if (!parsed.success) {
+    throw new AgentError('INVALID_ARGUMENT', `the request body for ${route} is not valid: ${z.prettifyError(parsed.error)}`, {
+      path: route,
+      hint: 'send only the documented fields (see docs/api.md)',
+    });
+  }
+  return parsed.data;
+}

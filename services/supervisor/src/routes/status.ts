@@ -1,0 +1,24 @@
+import type { FastifyInstance } from 'fastify';
+import { statusResponseSchema, type StatusResponse } from '@aks-flex-node/api';
+import type { SupervisorDeps } from '../deps.js';
+
+/** `GET /v1/status`. A read: it never waits for the activation lock. */
+export function statusRoutes(deps: SupervisorDeps) {
+  return async (app: FastifyInstance) => {
+    app.get('/v1/status', async () => {
+      const response: StatusResponse = {
+        daemon: {
+          pid: deps.daemon.pid,
+          uptimeSeconds: Math.max(0, (deps.now() - deps.daemon.startedAt) / 1000),
+          executable: deps.daemon.executable,
+          socket: deps.daemon.socket,
+          socketPath: deps.daemon.socketPath,
+        },
+        version: deps.version,
+        hostRoot: await deps.hostRoot.describe(),
+        activationInProgress: await deps.isActivationInProgress(),
+      };
+      return statusResponseSchema.parse(response);
+    });
+  };
+}

@@ -1,0 +1,124 @@
+import http from 'node:http';
+import type { z } from 'zod';
+import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
+import { hostRootResponseSchema, migrateResponseSchema } from './host-root.js';
+import { errorFromProblem, problemSchema } from './problem.js';
+import { statusResponseSchema } from './status.js';
+
+/** Options for {@link createApiClient}. */
+export interface ApiClientOptions {
+  socketPath: string;
+  /** How long one request may take before the daemon counts as not answering. */
+  timeoutMs?: number;
+}
+
+/** The typed client every process uses to talk to the daemon. */
+export interface ApiClient {
+  status(): Promise<z.infer<typeof statusResponseSchema>>;
+  hostRoot(): Promise<z.infer<typeof hostRootResponseSchema>>;
+  migrateHostRoot(): Promise<z.infer<typeof migrateResponseSchema>>;
+}
+
+const daemonHint =
+  'check the daemon with `systemctl status aks-flex-node-agent` and its log with `journalctl -u aks-flex-node-agent`';
+
+/**
+ * Builds a client over the daemon's Unix socket. Every response is parsed with
+ * the same zod schema the server declares; an error body becomes an AgentError
+ * with the daemon's code and hint. Throws DAEMON_UNREACHABLE when nothing answers.
+ */
+export function createApiClient(options: ApiClientOptions): ApiClient {
+  const call = async <T>(method: string, url: string, schema: z.ZodType<T>, body?: unknown) =>
+    schema.parse(await requestJson(options, method, url, body));
+  return {
+    status: () => call('GET', '/v1/status', statusResponseSchema),
+    hostRoot: () => call('GET', '/v1/host-root', hostRootResponseSchema),
+    migrateHostRoot: () => call('POST', '/v1/host-root/migrate', migrateResponseSchema, {}),
+  };
+}
+
+interface RawResponse {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+async function requestJson(
+  options: ApiClientOptions,
+  method: string,
+  url: string,
+  body: unknown,
+): Promise<unknown> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const raw = await sendRequest(options, method, url, payload);
+  const parsed = parseBody(raw, url);
+  if (raw.status >= 400) {
+    const problem = problemSchema.safeParse(parsed);
+    if (problem.success) throw errorFromProblem(problem.data);
+    throw new AgentError('DAEMON_ERROR', `the daemon answered ${method} ${url} with status ${raw.status}`, {
+      path: url,
+      hint: daemonHint,
+    });
+  }
+  return parsed;
+}
+
+function parseBody(raw: RawResponse, url: string): unknown {
+  try {
+    return JSON.parse(raw.body) as unknown;
+  } catch (error) {
+    throw new AgentError('DAEMON_ERROR', `the daemon's answer to ${url} is not JSON (${raw.contentType})`, {
+      path: url,
+      cause: error,
+      hint: daemonHint,
+    });
+  }
+}
+
+function sendRequest(
+  options: ApiClientOptions,
+  method: string,
+  url: string,
+  payload: string | undefined,
+): Promise<RawResponse> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  return new Promise((resolve, reject) => {
+    const headers: http.OutgoingHttpHeaders = { accept: 'application/json' };
+    if (payload !== undefined) headers['content-type'] = 'application/json';
+    const request = http.request(
+      { socketPath: options.socketPath, method, path: url, headers, timeout: timeoutMs },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', (error) => {
+          reject(unreachable(options.socketPath, error));
+        });
+        response.on('end', () => {
+          resolve({
+            status: response.statusCode ?? 0,
+            contentType: response.headers['content-type'] ?? '',
+            body: Buffer.concat(chunks).toString('utf8'),
+          });
+        });
+      },
+    );
+    request.on('timeout', () => {
+      request.destroy(new Error(`no answer within ${timeoutMs} ms`));
+    });
+    request.on('error', (error) => {
+      reject(unreachable(options.socketPath, error));
+    });
+    request.end(payload);
+  });
+}
+
+function unreachable(socketPath: string, cause: unknown): AgentError {
+  const code = errnoCode(cause);
+  const reason =
+    code === 'ENOENT' ? 'the socket does not exist' : code === 'ECONNREFUSED' ? 'nothing listens on it' : messageOf(cause);
+  return new AgentError('DAEMON_UNREACHABLE', `the daemon did not answer on ${socketPath}: ${reason}`, {
+    path: socketPath,
+    hint: daemonHint,
+    cause,
+  });
+}

@@ -1,0 +1,19 @@
+export { createApiClient } from './client.js';
+export type { ApiClient, ApiClientOptions } from './client.js';
+export { exitCodeFor, exitCodes } from './exit-codes.js';
+export type { ExitCodeName } from './exit-codes.js';
+export {
+  hostRootResponseSchema,
+  hostRootStateSchema,
+  hostRootStates,
+  migrateRequestSchema,
+  migrateResponseSchema,
+} from './host-root.js';
+export type { HostRootResponse, HostRootStateName, MigrateRequest, MigrateResponse } from './host-root.js';
+export { httpStatusFor } from './http-status.js';
+export { errorFromProblem, problemContentType, problemFromError, problemSchema } from './problem.js';
+export type { Problem } from './problem.js';
+export { statusResponseSchema } from './status.js';
+export type { StatusResponse } from './status.js';
+export { capabilities, versionInfoSchema } from './version.js';
+export type { VersionInfo } from './version.js';

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+import { allErrorCodes, AgentError, type ErrorCode } from '@aks-flex-node/log';
+import { httpStatusFor } from './http-status.js';
+
+/** The media type of every error body (RFC 9457). */
+export const problemContentType = 'application/problem+json';
+
+const errorCodeSchema = z.enum(allErrorCodes as [ErrorCode, ...ErrorCode[]]);
+
+/** An error body: RFC 9457 fields plus the stable code, the path and the operator's hint. */
+export const problemSchema = z.object({
+  type: z.string(),
+  title: z.string(),
+  status: z.number().int(),
+  detail: z.string(),
+  code: errorCodeSchema,
+  path: z.string().optional(),
+  hint: z.string().optional(),
+});
+export type Problem = z.infer<typeof problemSchema>;
+
+/** The problem body for an {@link AgentError}. */
+export function problemFromError(error: AgentError): Problem {
+  const problem: Problem = {
+    type: `urn:aks-flex-node:error:${error.code}`,
+    title: error.code,
+    status: httpStatusFor(error.code),
+    detail: error.message,
+    code: error.code,
+  };
+  if (error.path !== undefined) problem.path = error.path;
+  if (error.hint !== undefined) problem.hint = error.hint;
+  return problem;
+}
+
+/** The {@link AgentError} a client raises for a problem body the daemon sent. */
+export function errorFromProblem(problem: Problem): AgentError {
+  const details: { path?: string; hint?: string } = {};
+  if (problem.path !== undefined) details.path = problem.path;
+  if (problem.hint !== undefined) details.hint = problem.hint;
+  return new AgentError(problem.code, problem.detail, details);
+}

@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { hostRootResponseSchema } from './host-root.js';
+import { versionInfoSchema } from './version.js';
+
+/** `GET /v1/status`: what the running daemon is and where its files are. */
+export const statusResponseSchema = z.strictObject({
+  daemon: z.strictObject({
+    pid: z.number().int(),
+    /** Seconds since the daemon started serving. */
+    uptimeSeconds: z.number(),
+    /** The executable the daemon runs from, resolved. */
+    executable: z.string(),
+    /** How the socket was obtained: passed by systemd, or bound by the daemon. */
+    socket: z.enum(['systemd', 'self-bound']),
+    socketPath: z.string(),
+  }),
+  version: versionInfoSchema,
+  hostRoot: hostRootResponseSchema,
+  /** Whether an activation (upgrade, move, reset) holds the lock right now. */
+  activationInProgress: z.boolean(),
+});
+export type StatusResponse = z.infer<typeof statusResponseSchema>;

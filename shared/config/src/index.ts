@@ -1,0 +1,2 @@
+export { agentConfigSchema, defaultAgentConfig, readAgentConfig } from './config.js';
+export type { AgentConfig } from './config.js';

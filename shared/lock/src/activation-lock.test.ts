@@ -1,0 +1,72 @@
+import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSilentLogger, isAgentError } from '@aks-flex-node/log';
+import { acquireActivationLock, isActivationLockHeld, withActivationLock } from './activation-lock.js';
+
+const log = createSilentLogger();
+let dir: string;
+let lockPath: string;
+
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(os.tmpdir(), 'lock-'));
+  lockPath = path.join(dir, 'run', 'activation.lock');
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('activation lock', () => {
+  it('creates the run directory 0750 and refuses a second holder at once', async () => {
+    const first = await acquireActivationLock({ lockPath, log, purpose: 'an upgrade' });
+    expect((await stat(path.dirname(lockPath))).mode & 0o777).toBe(0o750);
+    const started = Date.now();
+    const second = acquireActivationLock({ lockPath, log, purpose: 'a reset' });
+    await expect(second).rejects.toSatisfy(
+      (error) => isAgentError(error, 'ACTIVATION_IN_PROGRESS') && error.message.includes('a reset'),
+    );
+    // "Never waits": the refusal comes long before any retry or stale interval.
+    expect(Date.now() - started).toBeLessThan(1_000);
+    await first.release();
+  });
+
+  it('can be taken again after release, and release is idempotent', async () => {
+    const first = await acquireActivationLock({ lockPath, log, purpose: 'x' });
+    await first.release();
+    await first.release();
+    expect(await isActivationLockHeld(lockPath)).toBe(false);
+    const second = await acquireActivationLock({ lockPath, log, purpose: 'y' });
+    expect(await isActivationLockHeld(lockPath)).toBe(true);
+    await second.release();
+  });
+
+  it('withActivationLock releases when the work throws', async () => {
+    await expect(
+      withActivationLock({ lockPath, log, purpose: 'x' }, () => Promise.reject(new Error('boom'))),
+    ).rejects.toThrow('boom');
+    expect(await isActivationLockHeld(lockPath)).toBe(false);
+  });
+
+  it('excludes another process, and a killed holder is taken over once stale', async () => {
+    // A real second process: proper-lockfile must exclude across processes, not just promises.
+    const script = `import lockfile from 'proper-lockfile';
+      await lockfile.lock(process.argv[1], { lockfilePath: process.argv[2], realpath: false, stale: 2000 });
+      process.send('locked'); setInterval(() => {}, 1000);`;
+    await mkdir(path.dirname(lockPath), { recursive: true });
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, path.dirname(lockPath), lockPath], {
+      cwd: import.meta.dirname,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    await new Promise((resolve) => child.once('message', resolve));
+    await expect(acquireActivationLock({ lockPath, log, purpose: 'x', staleMs: 2000 })).rejects.toSatisfy(
+      (error) => isAgentError(error, 'ACTIVATION_IN_PROGRESS'),
+    );
+    child.kill('SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const taken = await acquireActivationLock({ lockPath, log, purpose: 'x', staleMs: 2000 });
+    await taken.release();
+  }, 15_000);
+});

@@ -1,0 +1,105 @@
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import lockfile from 'proper-lockfile';
+import { AgentError, errnoCode, messageOf, type Logger } from '@aks-flex-node/log';
+
+/** A held activation lock. `release` is idempotent. */
+export interface ActivationLock {
+  readonly path: string;
+  release(): Promise<void>;
+}
+
+/** Options for {@link acquireActivationLock}. */
+export interface ActivationLockOptions {
+  /** The lock's path; production uses `hostPaths.activationLock`. */
+  lockPath: string;
+  log: Logger;
+  /** What the caller is about to do, for the refusal message and the log. */
+  purpose: string;
+  /**
+   * After how long a lock whose holder stopped refreshing it counts as
+   * abandoned (a killed process). proper-lockfile's minimum is 2000 ms.
+   */
+  staleMs?: number;
+}
+
+/**
+ * Takes the activation lock without waiting. Upgrades, the host-root move,
+ * reset and offline recovery all take it, so they exclude one another; a held
+ * lock is an immediate ACTIVATION_IN_PROGRESS refusal, never a hang.
+ *
+ * Throws ACTIVATION_IN_PROGRESS when another process holds it, HOST_ROOT_IO
+ * when the lock's directory cannot be created.
+ */
+export async function acquireActivationLock(options: ActivationLockOptions): Promise<ActivationLock> {
+  const dir = path.dirname(options.lockPath);
+  // The run directory is root's: 0750 keeps other users away from the socket beside the lock.
+  await mkdir(dir, { recursive: true, mode: 0o750 }).catch((error: unknown) => {
+    throw new AgentError('HOST_ROOT_IO', `create ${dir}: ${messageOf(error)}`, { path: dir, cause: error });
+  });
+  let releaseLock: () => Promise<void>;
+  try {
+    releaseLock = await lockfile.lock(dir, {
+      lockfilePath: options.lockPath,
+      realpath: false,
+      retries: 0,
+      stale: options.staleMs ?? 10_000,
+      onCompromised: (error) => {
+        // The lock was taken from us (its directory removed or its mtime left stale
+        // while the event loop stalled). Carrying on could let two activations
+        // interleave, so the process stops here; systemd restarts the daemon.
+        options.log.fatal({ err: error, path: options.lockPath }, 'the activation lock was lost');
+        process.exit(1);
+      },
+    });
+  } catch (error) {
+    if (errnoCode(error) === 'ELOCKED') {
+      throw new AgentError('ACTIVATION_IN_PROGRESS', `activation in progress: ${options.lockPath} is held, so ${options.purpose} cannot start now`, {
+        path: options.lockPath,
+        hint: 'wait for the running upgrade, move or reset to finish (see `aks-flex-node status`), then try again',
+        cause: error,
+      });
+    }
+    throw new AgentError('HOST_ROOT_IO', `take ${options.lockPath}: ${messageOf(error)}`, {
+      path: options.lockPath,
+      cause: error,
+    });
+  }
+  options.log.debug({ path: options.lockPath, purpose: options.purpose }, 'took the activation lock');
+  let released = false;
+  return {
+    path: options.lockPath,
+    release: async () => {
+      if (released) return;
+      released = true;
+      await releaseLock();
+      options.log.debug({ path: options.lockPath }, 'released the activation lock');
+    },
+  };
+}
+
+/**
+ * Runs `work` while holding the activation lock and releases it afterwards,
+ * whether `work` succeeded or threw.
+ */
+export async function withActivationLock<T>(
+  options: ActivationLockOptions,
+  work: () => Promise<T>,
+): Promise<T> {
+  const lock = await acquireActivationLock(options);
+  try {
+    return await work();
+  } finally {
+    await lock.release();
+  }
+}
+
+/** Whether some process holds the activation lock now. Never waits and never takes it. */
+export async function isActivationLockHeld(lockPath: string, staleMs = 10_000): Promise<boolean> {
+  try {
+    return await lockfile.check(path.dirname(lockPath), { lockfilePath: lockPath, realpath: false, stale: staleMs });
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return false;
+    throw new AgentError('HOST_ROOT_IO', `inspect ${lockPath}: ${messageOf(error)}`, { path: lockPath, cause: error });
+  }
+}

@@ -1,0 +1,2 @@
+export { createSystemctl, runCommand } from './run-command.js';
+export type { CommandResult, CommandRunner, Systemctl, SystemctlOptions } from './run-command.js';

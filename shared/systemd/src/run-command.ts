@@ -1,0 +1,75 @@
+import { execa } from 'execa';
+import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
+
+/** What a finished command printed and how it ended. */
+export interface CommandResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a program and reports how it ended; the one place that calls execa. */
+export type CommandRunner = (file: string, args: readonly string[], timeoutMs: number) => Promise<CommandResult>;
+
+/**
+ * The real runner: no shell, a timeout, output captured, and never rejecting
+ * on a non-zero exit so callers decide what a failure means.
+ */
+export const runCommand: CommandRunner = async (file, args, timeoutMs) => {
+  const result = await execa(file, args, { reject: false, timeout: timeoutMs, stdin: 'ignore', all: false });
+  if (result.failed && result.exitCode === undefined) {
+    throw new AgentError('SYSTEMD_FAILED', `run ${file} ${args.join(' ')}: ${result.shortMessage}`, {
+      path: file,
+      cause: result,
+    });
+  }
+  return { exitCode: result.exitCode ?? 1, stdout: String(result.stdout), stderr: String(result.stderr) };
+};
+
+/** Options for {@link createSystemctl}. */
+export interface SystemctlOptions {
+  log: Logger;
+  run?: CommandRunner;
+  timeoutMs?: number;
+}
+
+/** The systemctl calls the product makes; tests pass a fake. */
+export interface Systemctl {
+  daemonReload(): Promise<void>;
+  enable(units: readonly string[]): Promise<void>;
+  start(units: readonly string[]): Promise<void>;
+  /** `reset-failed` first so a planned restart never counts toward the start limit. */
+  resetFailed(unit: string): Promise<void>;
+  restartNoBlock(unit: string): Promise<void>;
+  isActive(unit: string): Promise<boolean>;
+}
+
+/** Builds the real {@link Systemctl}; every call goes through one runner. Throws SYSTEMD_FAILED. */
+export function createSystemctl(options: SystemctlOptions): Systemctl {
+  const run = options.run ?? runCommand;
+  const timeoutMs = options.timeoutMs ?? 90_000;
+  const systemctl = async (args: string[]): Promise<CommandResult> => {
+    options.log.debug({ args }, 'running systemctl');
+    try {
+      return await run('systemctl', args, timeoutMs);
+    } catch (error) {
+      throw new AgentError('SYSTEMD_FAILED', `systemctl ${args.join(' ')}: ${messageOf(error)}`, { cause: error });
+    }
+  };
+  const mustSucceed = async (args: string[]): Promise<void> => {
+    const result = await systemctl(args);
+    if (result.exitCode !== 0) {
+      throw new AgentError('SYSTEMD_FAILED', `systemctl ${args.join(' ')} exited ${result.exitCode}: ${result.stderr.trim()}`, {
+        hint: 'see `journalctl -xe` for what systemd reported',
+      });
+    }
+  };
+  return {
+    daemonReload: () => mustSucceed(['daemon-reload']),
+    enable: (units) => mustSucceed(['enable', ...units]),
+    start: (units) => mustSucceed(['start', ...units]),
+    resetFailed: (unit) => mustSucceed(['reset-failed', unit]),
+    restartNoBlock: (unit) => mustSucceed(['--no-block', 'restart', unit]),
+    isActive: async (unit) => (await systemctl(['is-active', '--quiet', unit])).exitCode === 0,
+  };
+}
