@@ -1,0 +1,31 @@
+import { lstat } from 'node:fs/promises';
+import path from 'node:path';
+import { isNotFound, makeIoError } from './io-error.js';
+
+/**
+ * The directories whose entries change when `dir` is created with its missing
+ * parents: each missing directory, deepest first, then the first existing
+ * ancestor. Syncing them in that order after a write keeps the file from
+ * outliving the directory entries needed to reach it.
+ */
+export async function listDirectoriesToSync(dir: string): Promise<string[]> {
+  const chain: string[] = [];
+  let current = dir;
+  for (;;) {
+    chain.push(current);
+    if (await exists(current)) return chain;
+    const parent = path.dirname(current);
+    if (parent === current) return chain;
+    current = parent;
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await lstat(p);
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw makeIoError('inspect', p, error);
+  }
+}

@@ -1,0 +1,63 @@
+import { execFile } from 'node:child_process';
+import { stat } from 'node:fs/promises';
+import { promisify } from 'node:util';
+import { AgentError, messageOf } from '@aks-flex-node/log';
+import { makeIoError } from './io-error.js';
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * Flushes the whole filesystem holding `target` (syncfs(2)). Node has no
+ * syncfs binding, so this runs coreutils' `sync -f <path>`, which every
+ * supported host has (Azure Container Linux included). Used where an order of
+ * removals on one filesystem must be durable before a change on another.
+ */
+export async function syncFilesystem(target: string): Promise<void> {
+  // stat first, so a missing path fails with its errno rather than sync's text.
+  try {
+    await stat(target);
+  } catch (error) {
+    throw makeIoError('sync the filesystem of', target, error);
+  }
+  try {
+    await execFileAsync('sync', ['-f', target]);
+  } catch (error) {
+    const stderr = (error as { stderr?: unknown }).stderr;
+    const detail =
+      typeof stderr === 'string' && stderr.trim() !== '' ? stderr.trim() : messageOf(error);
+    throw new AgentError('HOST_ROOT_IO', `sync the filesystem of ${target}: ${detail}`, {
+      path: target,
+      cause: error,
+      hint: 'check that coreutils `sync` is on PATH and the filesystem is healthy (dmesg)',
+    });
+  }
+}
+
+/** Options for {@link syncFilesystems}. */
+export interface SyncFilesystemsOptions {
+  /** Syncs one filesystem; defaults to {@link syncFilesystem}. Tests count calls. */
+  syncOne?: (target: string) => Promise<void>;
+}
+
+/**
+ * Flushes each distinct filesystem holding one of `targets` once: paths on the
+ * same device (by `st_dev`) share one sync. Every path is checked to exist
+ * before any filesystem is synced.
+ */
+export async function syncFilesystems(
+  targets: readonly string[],
+  options: SyncFilesystemsOptions = {},
+): Promise<void> {
+  const syncOne = options.syncOne ?? syncFilesystem;
+  const byDevice = new Map<number, string>();
+  for (const target of targets) {
+    let device: number;
+    try {
+      device = (await stat(target)).dev;
+    } catch (error) {
+      throw makeIoError('sync the filesystem of', target, error);
+    }
+    if (!byDevice.has(device)) byDevice.set(device, target);
+  }
+  for (const target of byDevice.values()) await syncOne(target);
+}
