@@ -51,6 +51,21 @@ function pinnedNode() {
   return binary;
 }
 
+// `import text from './file?raw'` embeds a text asset (unit templates, the recovery shim).
+const rawTextPlugin = {
+  name: 'raw-text',
+  setup(builder) {
+    builder.onResolve({ filter: /\?raw$/ }, (args) => ({
+      path: path.resolve(args.resolveDir, args.path.slice(0, -'?raw'.length)),
+      namespace: 'raw-text',
+    }));
+    builder.onLoad({ filter: /.*/, namespace: 'raw-text' }, (args) => ({
+      contents: readFileSync(args.path, 'utf8'),
+      loader: 'text',
+    }));
+  },
+};
+
 async function bundle(entry, outfile) {
   await build({
     entryPoints: [entry],
@@ -63,6 +78,7 @@ async function bundle(entry, outfile) {
     format: 'cjs',
     minifySyntax: true,
     legalComments: 'none',
+    plugins: [rawTextPlugin],
     logLevel: 'warning',
     define: {
       __AKS_FLEX_NODE_VERSION__: JSON.stringify(version),

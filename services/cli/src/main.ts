@@ -8,6 +8,12 @@ import { printLine, reportError } from './output.js';
  */
 const commands: Record<string, () => Promise<(args: string[]) => Promise<number>>> = {
   version: async () => (await import('./commands/version.js')).runVersion,
+  'host-root': async () => (await import('./commands/host-root.js')).runHostRoot,
+  status: async () => (await import('./commands/status.js')).runStatus,
+  agent: async () => (await import('./commands/agent.js')).runAgent,
+  daemon: async () => (await import('./commands/agent.js')).runAgent,
+  start: async () => (await import('./commands/start.js')).runStart,
+  bootstrap: async () => (await import('./commands/start.js')).runStart,
   help: () => Promise.resolve(runHelp),
 };
 
@@ -15,6 +21,11 @@ const usage = `usage: aks-flex-node <command> [flags]
 
 commands:
   version [--json]                 print this build's version
+  status [--json]                  what the running daemon reports
+  host-root [--planned] [--json]   where the agent's files are (or will be)
+  host-root --migrate [--json]     link an earlier release's installation (asks the daemon)
+  start [--config PATH] [--json]   install this binary as the agent and start it (root)
+  agent --config PATH              run the daemon (as the agent unit does)
   help                             print this text
 
 See docs/cli.md for every command and its exit codes.`;

@@ -20,7 +20,7 @@ export async function handleError(error: FastifyError | AgentError, request: Fas
 function fromFastifyError(error: FastifyError): AgentError {
   const status = error.statusCode ?? 500;
   if (status === 413) {
-    return new AgentError('INVALID_ARGUMENT', `the request body is too large: ${error.message}`, {
+    return new AgentError('REQUEST_TOO_LARGE', `the request body is too large: ${error.message}`, {
       hint: 'request bodies are limited to 64 KiB; send a URL rather than content',
     });
   }

@@ -28,6 +28,7 @@ function exitCodeNameFor(code: ErrorCode): ExitCodeName {
   switch (code) {
     case 'INVALID_ARGUMENT':
     case 'INVALID_CONFIG':
+    case 'REQUEST_TOO_LARGE':
       return 'usage';
     case 'HOST_ROOT_REFUSED':
     case 'UPGRADE_REFUSED':

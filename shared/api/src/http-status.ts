@@ -8,6 +8,8 @@ export function httpStatusFor(code: ErrorCode): number {
       return 400;
     case 'NOT_FOUND':
       return 404;
+    case 'REQUEST_TOO_LARGE':
+      return 413;
     case 'ACTIVATION_IN_PROGRESS':
     case 'DAEMON_RUNNING':
     case 'HOST_ROOT_REFUSED':

@@ -6,6 +6,7 @@
 export const errorCodes = {
   // Input
   INVALID_ARGUMENT: 'a command-line argument or request field is not acceptable',
+  REQUEST_TOO_LARGE: 'a request body is over the size limit',
   INVALID_CONFIG: 'the configuration file is missing, unreadable or malformed',
   // Host root
   HOST_ROOT_REFUSED: 'the host root is in a state the agent refuses to change',

@@ -1,0 +1,107 @@
+import { readFile, realpath } from 'node:fs/promises';
+import { createApiClient, type StatusResponse } from '@aks-flex-node/api';
+import { defaultAgentConfig, readAgentConfig } from '@aks-flex-node/config';
+import { writeFileAtomic } from '@aks-flex-node/fs';
+import { hostPaths, unitNames } from '@aks-flex-node/layout';
+import { withActivationLock } from '@aks-flex-node/lock';
+import { AgentError, createLogger, errnoCode, isAgentError, type Logger } from '@aks-flex-node/log';
+import { convergeHostInstall } from '@aks-flex-node/supervisor';
+import { createSystemctl } from '@aks-flex-node/systemd';
+import { parseCommandArgs } from '../args.js';
+import { printJson, printLine } from '../output.js';
+
+/**
+ * `aks-flex-node start [--config PATH] [--json]` (also `bootstrap`): installs
+ * the running binary as the agent and starts it under systemd. Idempotent: on
+ * a host where the daemon already answers it only reports its status.
+ */
+export async function runStart(args: string[]): Promise<number> {
+  const flags = parseCommandArgs('start', args, {
+    config: { type: 'string' },
+    json: { type: 'boolean', default: false },
+  });
+  if (process.geteuid?.() !== 0) {
+    throw new AgentError('INVALID_ARGUMENT', 'start must run as root: it writes /opt/unbounded/agent, /etc and systemd units', {
+      hint: 'run it again with sudo',
+    });
+  }
+  const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs: 5_000 });
+  const running = await statusIfAnswering(client.status);
+  if (running !== undefined) {
+    report(flags.json, running, 'the agent is already running; nothing to do');
+    return 0;
+  }
+  // Progress goes to stderr as log lines, so --json keeps stdout to one object.
+  const log = createLogger({ bindings: { role: 'start' }, level: 'info', destination: process.stderr });
+  await installConfig(flags.config, log);
+  const systemctl = createSystemctl({ log });
+  const executable = await realpath(process.execPath);
+  // No daemon answers, so this process is the one writer of the layout; the
+  // lock keeps an offline reset or recovery from interleaving with it.
+  await withActivationLock({ lockPath: hostPaths.activationLock, log, purpose: 'the installation' }, () =>
+    convergeHostInstall({ paths: hostPaths, log, executable, systemctl }),
+  );
+  const units = [unitNames.agentSocket, unitNames.agent];
+  await systemctl.enable(units);
+  await systemctl.start(units);
+  log.info({ units }, 'started the agent');
+  report(flags.json, await waitForDaemon(client.status, 60_000), 'the agent is installed and running');
+  return 0;
+}
+
+/** Copies the given config into place, or writes the default when the host has none. */
+async function installConfig(source: string | undefined, log: Logger): Promise<void> {
+  if (source === undefined) {
+    if (await exists(hostPaths.configFile)) return;
+    await writeFileAtomic(hostPaths.configFile, `${JSON.stringify(defaultAgentConfig, null, 2)}\n`, { mode: 0o600 });
+    log.info({ path: hostPaths.configFile }, 'wrote the default config');
+    return;
+  }
+  await readAgentConfig(source); // refuse a bad config before anything on the host changes
+  if (source === hostPaths.configFile) return;
+  await writeFileAtomic(hostPaths.configFile, await readFile(source), { mode: 0o600 });
+  log.info({ path: hostPaths.configFile, from: source }, 'installed the config');
+}
+
+async function exists(file: string): Promise<boolean> {
+  try {
+    await readFile(file);
+    return true;
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return false;
+    throw error;
+  }
+}
+
+async function statusIfAnswering(status: () => Promise<StatusResponse>): Promise<StatusResponse | undefined> {
+  try {
+    return await status();
+  } catch (error) {
+    if (isAgentError(error, 'DAEMON_UNREACHABLE')) return undefined;
+    throw error;
+  }
+}
+
+async function waitForDaemon(status: () => Promise<StatusResponse>, timeoutMs: number): Promise<StatusResponse> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const answer = await statusIfAnswering(status);
+    if (answer !== undefined) return answer;
+    if (Date.now() > deadline) {
+      throw new AgentError('DAEMON_UNREACHABLE', `the agent was started but did not answer on ${hostPaths.socket} within ${timeoutMs / 1000}s`, {
+        path: hostPaths.socket,
+        hint: 'see why with `systemctl status aks-flex-node-agent` and `journalctl -u aks-flex-node-agent`',
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+function report(json: boolean, status: StatusResponse, sentence: string): void {
+  if (json) {
+    printJson(status);
+    return;
+  }
+  printLine(sentence);
+  printLine(`version ${status.version.version}, pid ${status.daemon.pid}, files at ${status.hostRoot.resolved}`);
+}

@@ -1,0 +1,22 @@
+import { createApiClient, type StatusResponse } from '@aks-flex-node/api';
+import { hostPaths } from '@aks-flex-node/layout';
+import { parseCommandArgs } from '../args.js';
+import { printJson, printLine } from '../output.js';
+
+/** `aks-flex-node status [--json]`: what the running daemon reports. Needs the daemon. */
+export async function runStatus(args: string[]): Promise<number> {
+  const flags = parseCommandArgs('status', args, { json: { type: 'boolean', default: false } });
+  const status = await createApiClient({ socketPath: hostPaths.socket, timeoutMs: 10_000 }).status();
+  if (flags.json) printJson(status);
+  else printStatus(status);
+  return 0;
+}
+
+function printStatus(status: StatusResponse): void {
+  const { daemon, version, hostRoot } = status;
+  printLine(`daemon:     running (pid ${daemon.pid}, up ${Math.round(daemon.uptimeSeconds)}s, socket ${daemon.socket})`);
+  printLine(`version:    ${version.version} (commit ${version.commit})`);
+  printLine(`executable: ${daemon.executable}`);
+  printLine(`host root:  ${hostRoot.path} is ${hostRoot.state}; files at ${hostRoot.resolved}`);
+  printLine(`activation: ${status.activationInProgress ? 'in progress' : 'idle'}`);
+}

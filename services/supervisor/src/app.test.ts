@@ -1,0 +1,138 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { problemSchema, statusResponseSchema, type HostRootResponse } from '@aks-flex-node/api';
+import { createSilentLogger } from '@aks-flex-node/log';
+import { buildApp, bodyLimitBytes } from './app.js';
+import type { SupervisorDeps } from './deps.js';
+import { createMutationQueue } from './mutation-queue.js';
+
+const linked: HostRootResponse = {
+  path: '/opt/unbounded/agent',
+  resolved: '/usr/local',
+  planned: '/usr/local',
+  state: 'linked',
+  legacyReleased: false,
+};
+
+interface Fake {
+  migrations: number;
+  release?: () => void;
+}
+
+let tmp: string;
+let app: FastifyInstance;
+let fake: Fake;
+
+async function build(options: { blockMigration?: boolean } = {}) {
+  const log = createSilentLogger();
+  const queue = createMutationQueue({ lockPath: path.join(tmp, 'run/activation.lock'), log });
+  const deps: SupervisorDeps = {
+    log,
+    version: { version: '1.2.3', commit: 'abc', arch: 'x64', node: '24', capabilities: ['host-root'] },
+    hostRoot: {
+      describe: () => Promise.resolve(linked),
+      migrate: async () => {
+        fake.migrations += 1;
+        if (options.blockMigration === true) await new Promise<void>((resolve) => (fake.release = resolve));
+        return { before: 'absent', after: linked };
+      },
+    },
+    runMutation: (purpose, work) => queue.run(purpose, work),
+    isActivationInProgress: () => Promise.resolve(queue.isBusy()),
+    daemon: { pid: 42, startedAt: 1_000, executable: '/x', socket: 'self-bound', socketPath: '/run/x.sock' },
+    now: () => 3_500,
+  };
+  app = await buildApp(deps);
+}
+
+beforeEach(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'app-'));
+  fake = { migrations: 0 };
+});
+afterEach(async () => {
+  await app.close();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+function expectProblem(response: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number) {
+  expect(response.statusCode).toBe(status);
+  expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+  return problemSchema.parse(JSON.parse(response.body));
+}
+
+describe('supervisor API', () => {
+  it('GET /v1/status answers with the status schema', async () => {
+    await build();
+    const response = await app.inject({ method: 'GET', url: '/v1/status' });
+    expect(response.statusCode).toBe(200);
+    const status = statusResponseSchema.parse(response.json());
+    expect(status.daemon.uptimeSeconds).toBe(2.5);
+    expect(status.hostRoot.state).toBe('linked');
+    expect(status.version.capabilities).toContain('host-root');
+  });
+
+  it('POST /v1/host-root/migrate runs the migration once', async () => {
+    await build();
+    const response = await app.inject({ method: 'POST', url: '/v1/host-root/migrate', payload: {} });
+    expect(response.statusCode).toBe(200);
+    expect(response.json()).toEqual({ before: 'absent', after: linked });
+    expect(fake.migrations).toBe(1);
+  });
+
+  it('refuses unknown fields with 400 problem+json and changes nothing', async () => {
+    await build();
+    const response = await app.inject({ method: 'POST', url: '/v1/host-root/migrate', payload: { force: true } });
+    const problem = expectProblem(response, 400);
+    expect(problem.code).toBe('INVALID_ARGUMENT');
+    expect(problem.detail).toContain('force');
+    expect(fake.migrations).toBe(0);
+  });
+
+  it('refuses a body over the limit with 413 problem+json and changes nothing', async () => {
+    await build();
+    const payload = JSON.stringify({ padding: 'x'.repeat(bodyLimitBytes + 1) });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/v1/host-root/migrate',
+      payload,
+      headers: { 'content-type': 'application/json' },
+    });
+    const problem = expectProblem(response, 413);
+    expect(problem.hint).toContain('64 KiB');
+    expect(fake.migrations).toBe(0);
+  });
+
+  it('refuses malformed JSON with 400', async () => {
+    await build();
+    const response = await app.inject({
+      method: 'POST',
+      url: '/v1/host-root/migrate',
+      payload: '{"oops',
+      headers: { 'content-type': 'application/json' },
+    });
+    expectProblem(response, 400);
+    expect(fake.migrations).toBe(0);
+  });
+
+  it('answers an unknown route with 404 problem+json', async () => {
+    await build();
+    const problem = expectProblem(await app.inject({ method: 'GET', url: '/v1/nope' }), 404);
+    expect(problem.code).toBe('NOT_FOUND');
+  });
+
+  it('a second mutation while one runs gets 409 at once; reads still answer', async () => {
+    await build({ blockMigration: true });
+    const first = app.inject({ method: 'POST', url: '/v1/host-root/migrate', payload: {} });
+    await expect.poll(() => fake.migrations).toBe(1);
+    const second = await app.inject({ method: 'POST', url: '/v1/host-root/migrate', payload: {} });
+    expect(expectProblem(second, 409).code).toBe('ACTIVATION_IN_PROGRESS');
+    const status = statusResponseSchema.parse((await app.inject({ method: 'GET', url: '/v1/status' })).json());
+    expect(status.activationInProgress).toBe(true);
+    fake.release?.();
+    expect((await first).statusCode).toBe(200);
+    expect(fake.migrations).toBe(1);
+  });
+});

@@ -1,0 +1,50 @@
+import {
+  agentBinaryPathsUnder,
+  ensureAgentBinaryLayout,
+  installHostBinary,
+  type AgentBinaryPaths,
+} from '@aks-flex-node/agentbinary';
+import { migrateHostRoot, prepareHostRoot, resolveHostRoot } from '@aks-flex-node/hostroot';
+import { hostRootMarkers, hostRootSubdirs, type HostPaths } from '@aks-flex-node/layout';
+import type { Logger } from '@aks-flex-node/log';
+import type { Systemctl } from '@aks-flex-node/systemd';
+import { renderServiceAssets, writeServiceAssets } from './service-assets.js';
+
+/** What {@link convergeHostInstall} needs. */
+export interface ConvergeOptions {
+  paths: HostPaths;
+  log: Logger;
+  /** The running executable; copied when the root has no usable binary. */
+  executable: string;
+  /** When given, the units are written and systemd reloaded; when absent (run by hand), they are not touched. */
+  systemctl?: Systemctl;
+}
+
+/**
+ * Brings the host to a complete installation of the running binary. It runs
+ * at every daemon start and in `start`, and is idempotent:
+ *
+ * 1. Migrate first: on a host an earlier release installed, any path resolved
+ *    before it would name the empty host root instead of the live layout.
+ * 2. Seed the plain binary if no usable one is there, and prove it runs
+ *    (noexec surfaces here, before anything names the copy).
+ * 3. Initialise the blue/green layout from it.
+ * 4. Write the service assets, dependencies first, and reload systemd only
+ *    if something changed.
+ */
+export async function convergeHostInstall(options: ConvergeOptions): Promise<AgentBinaryPaths> {
+  const { paths, log } = options;
+  await migrateHostRoot(log, paths, hostRootMarkers());
+  const binaryPaths = agentBinaryPathsUnder(await resolveHostRoot(paths));
+  await installHostBinary(binaryPaths, {
+    executable: options.executable,
+    prepare: () => prepareHostRoot(log, paths, hostRootSubdirs()),
+    log,
+  });
+  await ensureAgentBinaryLayout(binaryPaths, log);
+  if (options.systemctl !== undefined) {
+    const changed = await writeServiceAssets(renderServiceAssets(paths, binaryPaths), log);
+    if (changed) await options.systemctl.daemonReload();
+  }
+  return binaryPaths;
+}

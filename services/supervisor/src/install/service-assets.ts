@@ -1,0 +1,86 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { AgentBinaryPaths } from '@aks-flex-node/agentbinary';
+import { writeFileAtomic } from '@aks-flex-node/fs';
+import { unitNames, type HostPaths } from '@aks-flex-node/layout';
+import { errnoCode, type Logger } from '@aks-flex-node/log';
+import { recoveryScriptLiterals, recoveryScriptTemplate } from '@aks-flex-node/recovery';
+import { unitTemplates } from '@aks-flex-node/units';
+
+/** One file the product writes for systemd, with its mode. */
+export interface ServiceAsset {
+  path: string;
+  content: string;
+  mode: number;
+}
+
+function fillTemplate(name: string, template: string, fields: Record<string, string>): string {
+  const filled = template.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => {
+    const value = fields[key];
+    if (value === undefined) throw new Error(`unit template ${name} names an unknown field ${whole}`);
+    return value;
+  });
+  return filled;
+}
+
+/**
+ * The service assets for a layout, in the order they must be written:
+ * dependencies first (the recovery script, its unit, the socket), the agent
+ * unit last. An interrupted write then never leaves systemd with an agent
+ * unit whose OnFailure= or Requires= names something missing.
+ */
+export function renderServiceAssets(hostPaths: HostPaths, binaryPaths: AgentBinaryPaths): ServiceAsset[] {
+  const unit = (name: string) => path.join(hostPaths.unitDir, name);
+  const script = recoveryScriptTemplate
+    .replaceAll(recoveryScriptLiterals.lastGood, binaryPaths.lastGood)
+    .replaceAll(recoveryScriptLiterals.signal, hostPaths.signalFile);
+  const fields = {
+    // The unit runs the `current` link, so a switch needs no unit rewrite.
+    execBinary: binaryPaths.current,
+    configFile: hostPaths.configFile,
+    socketPath: hostPaths.socket,
+    recoveryScript: binaryPaths.recoveryScript,
+  };
+  return [
+    { path: binaryPaths.recoveryScript, content: script, mode: 0o750 },
+    {
+      path: unit(unitNames.recovery),
+      content: fillTemplate(unitNames.recovery, unitTemplates[unitNames.recovery], fields),
+      mode: 0o644,
+    },
+    {
+      path: unit(unitNames.agentSocket),
+      content: fillTemplate(unitNames.agentSocket, unitTemplates[unitNames.agentSocket], fields),
+      mode: 0o644,
+    },
+    {
+      path: unit(unitNames.agent),
+      content: fillTemplate(unitNames.agent, unitTemplates[unitNames.agent], fields),
+      mode: 0o644,
+    },
+  ];
+}
+
+async function currentContent(file: string): Promise<string | undefined> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Writes each asset atomically, in order, skipping those already identical.
+ * Returns whether anything changed, so the caller reloads systemd only then.
+ */
+export async function writeServiceAssets(assets: readonly ServiceAsset[], log: Logger): Promise<boolean> {
+  let changed = false;
+  for (const asset of assets) {
+    if ((await currentContent(asset.path)) === asset.content) continue;
+    await writeFileAtomic(asset.path, asset.content, { mode: asset.mode });
+    log.info({ path: asset.path }, 'wrote a service asset');
+    changed = true;
+  }
+  return changed;
+}

@@ -1,0 +1,74 @@
+import { chmod, lstat, mkdir, mkdtemp, readFile, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createSilentLogger } from '@aks-flex-node/log';
+import { agentBinaryPathsUnder, type AgentBinaryPaths } from './agent-binary-paths.js';
+import { ensureAgentBinaryLayout } from './ensure-layout.js';
+
+const log = createSilentLogger();
+let tmp: string;
+let paths: AgentBinaryPaths;
+
+beforeEach(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'layout-'));
+  paths = agentBinaryPathsUnder(path.join(tmp, 'opt/unbounded/agent'));
+  await mkdir(path.dirname(paths.binary), { recursive: true });
+  await mkdir(paths.slotDir, { recursive: true });
+});
+afterEach(async () => {
+  await rm(tmp, { recursive: true, force: true });
+});
+
+async function executable(file: string, content: string) {
+  await writeFile(file, content);
+  await chmod(file, 0o755);
+}
+
+/** The invariants of a healthy layout (spec agentbinary 1.4): binary → current → slot, last-good → slot. */
+async function assertHealthyLayout(expectedSlot: string) {
+  expect(await realpath(paths.current)).toBe(expectedSlot);
+  expect(await realpath(paths.binary)).toBe(expectedSlot);
+  expect(await readlink(paths.binary)).toBe(paths.current);
+  expect(path.isAbsolute(await readlink(paths.current))).toBe(true);
+  expect(path.isAbsolute(await readlink(paths.lastGood))).toBe(true);
+}
+
+describe('ensureAgentBinaryLayout', () => {
+  it('agentbinary#22 a legacy plain binary seeds blue; twice is the same', async () => {
+    await executable(paths.binary, 'legacy bytes');
+    const first = await ensureAgentBinaryLayout(paths, log);
+    expect(first.changed).toBe(true);
+    const second = await ensureAgentBinaryLayout(paths, log);
+    expect(second.changed).toBe(false);
+    await assertHealthyLayout(paths.blue);
+    expect(await realpath(paths.lastGood)).toBe(paths.blue);
+    expect(await readFile(paths.blue, 'utf8')).toBe('legacy bytes');
+    expect((await lstat(paths.blue)).mode & 0o777).toBe(0o755);
+  });
+
+  it('agentbinary#23 blue and current only (interrupted init) completes last-good and the binary', async () => {
+    await executable(paths.blue, 'blue');
+    await symlink(paths.blue, paths.current);
+    await ensureAgentBinaryLayout(paths, log);
+    await assertHealthyLayout(paths.blue);
+    expect(await realpath(paths.lastGood)).toBe(paths.blue);
+  });
+
+  it('agentbinary#101 a dangling current is re-pointed, and an existing last-good is kept', async () => {
+    await executable(paths.blue, 'blue');
+    await executable(paths.green, 'green');
+    await symlink(path.join(paths.slotDir, 'missing'), paths.current);
+    await symlink(paths.green, paths.lastGood);
+    await ensureAgentBinaryLayout(paths, log);
+    await assertHealthyLayout(paths.blue);
+    expect(await realpath(paths.lastGood)).toBe(paths.green);
+  });
+
+  it('refuses with a clear error when no executable binary exists, and creates nothing', async () => {
+    await writeFile(paths.binary, 'not executable');
+    await expect(ensureAgentBinaryLayout(paths, log)).rejects.toThrow(/no executable agent binary found/);
+    await expect(lstat(paths.current)).rejects.toThrow(/ENOENT/);
+    await expect(lstat(paths.lastGood)).rejects.toThrow(/ENOENT/);
+  });
+});

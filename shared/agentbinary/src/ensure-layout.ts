@@ -1,0 +1,94 @@
+import { readlink, stat } from 'node:fs/promises';
+import { installFile, makeIoError, replaceSymlinkAtomic } from '@aks-flex-node/fs';
+import { AgentError, errnoCode, type Logger } from '@aks-flex-node/log';
+import type { AgentBinaryPaths } from './agent-binary-paths.js';
+import { resolveIfPresent } from './resolve-link.js';
+
+/** What {@link ensureAgentBinaryLayout} found and did. */
+export interface LayoutResult {
+  /** The slot (or plain binary) `current` resolves to afterwards. */
+  current: string;
+  lastGood: string;
+  changed: boolean;
+}
+
+/** Whether a path (links followed) is a regular file with an execute bit. */
+export async function isRegularExecutable(file: string): Promise<boolean> {
+  try {
+    const info = await stat(file);
+    return info.isFile() && (info.mode & 0o111) !== 0;
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return false;
+    throw makeIoError('inspect', file, error);
+  }
+}
+
+/**
+ * Initialises the blue/green layout from what is there: a missing or dangling
+ * `current` is pointed at the first executable among blue, green and the
+ * plain binary (a plain binary is first copied into blue, so the public entry
+ * point can become a link without a loop); a missing `last-good` is pointed at
+ * `current`'s target; the plain binary becomes a link to `current`.
+ * Idempotent: a complete layout is left exactly as it is.
+ *
+ * Throws NOT_FOUND when no executable binary exists to start from.
+ */
+export async function ensureAgentBinaryLayout(paths: AgentBinaryPaths, log: Logger): Promise<LayoutResult> {
+  let changed = false;
+  let current = await resolveIfPresent(paths.current);
+  if (current === undefined) {
+    current = await pickSeed(paths);
+    if (current === paths.binary) {
+      // The slot gets a copy, never the plain file itself: the plain file is
+      // about to become a link to `current`, and a link to itself would loop.
+      await installFile(paths.binary, paths.blue, { mode: 0o755 });
+      current = paths.blue;
+    }
+    await replaceSymlinkAtomic(paths.current, current);
+    log.info({ current }, 'pointed the current link at the agent binary');
+    changed = true;
+  }
+  let lastGood = await resolveIfPresent(paths.lastGood);
+  if (lastGood === undefined) {
+    await replaceSymlinkAtomic(paths.lastGood, current);
+    lastGood = current;
+    log.info({ lastGood }, 'pointed the last-good link at the current binary');
+    changed = true;
+  }
+  changed = (await linkBinaryToCurrent(paths, current, log)) || changed;
+  return { current, lastGood, changed };
+}
+
+async function pickSeed(paths: AgentBinaryPaths): Promise<string> {
+  for (const candidate of [paths.blue, paths.green, paths.binary]) {
+    if (await isRegularExecutable(candidate)) return candidate;
+  }
+  throw new AgentError('NOT_FOUND', `no executable agent binary found to initialise the layout under ${paths.root}`, {
+    path: paths.binary,
+    hint: 'install the agent again with `aks-flex-node start` or install.sh',
+  });
+}
+
+/**
+ * Points the plain binary at the `current` link (the link, not the slot), so
+ * units and operators that run the plain path follow every switch. Left alone
+ * when `current` is the plain binary itself, as on a legacy install.
+ */
+async function linkBinaryToCurrent(paths: AgentBinaryPaths, current: string, log: Logger): Promise<boolean> {
+  if (current === paths.binary) return false;
+  if ((await resolveIfPresent(paths.binary)) === current && (await isLinkTo(paths.binary, paths.current))) {
+    return false;
+  }
+  await replaceSymlinkAtomic(paths.binary, paths.current);
+  log.info({ binary: paths.binary, current: paths.current }, 'linked the agent binary to the current link');
+  return true;
+}
+
+async function isLinkTo(link: string, target: string): Promise<boolean> {
+  try {
+    return (await readlink(link)) === target;
+  } catch {
+    // Not a link (EINVAL) or missing: either way it is not the link we want.
+    return false;
+  }
+}

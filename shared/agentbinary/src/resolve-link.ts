@@ -1,0 +1,18 @@
+import { realpath } from 'node:fs/promises';
+import { errnoCode } from '@aks-flex-node/log';
+import { makeIoError } from '@aks-flex-node/fs';
+
+/**
+ * Resolves a path fully, or returns undefined when it (or what a link names)
+ * does not exist: a dangling link counts as missing. Other errors are thrown
+ * with the path, because guessing there could pick the wrong binary.
+ */
+export async function resolveIfPresent(target: string): Promise<string | undefined> {
+  try {
+    return await realpath(target);
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw makeIoError('resolve', target, error);
+  }
+}

@@ -1,0 +1,84 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** The built executable under test. */
+export const binary = path.resolve(
+  process.env.AKS_FLEX_NODE_BINARY ?? path.join(import.meta.dirname, '../../dist/aks-flex-node'),
+);
+
+/** What a script run on a private host printed and how it ended. */
+export interface HostRun {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Why the namespace suites cannot run here, or undefined when they can. They
+ * need root and `unshare -m`; the binary must be built (the test command builds it).
+ */
+export function namespaceUnavailable(): string | undefined {
+  if (process.geteuid?.() !== 0) return 'not running as root';
+  const probe = spawnSync('unshare', ['-m', 'true']);
+  if (probe.status !== 0) return `unshare -m does not work here: ${probe.stderr.toString().trim()}`;
+  if (!existsSync(binary)) throw new Error(`${binary} is missing; run \`pnpm build\` first`);
+  return undefined;
+}
+
+// Runs inside the new mount namespace before the scenario. Every path the
+// product writes is replaced by a tmpfs or an overlay, so nothing the
+// scenario does reaches the machine's real /opt, /usr/local, /run or /etc.
+const prelude = String.raw`
+set -euo pipefail
+mount --make-rprivate /
+for dir in /opt /usr/local /run /srv; do mount -t tmpfs -o mode=0755 tmpfs "$dir"; done
+mkdir -p "$SCRATCH/etc-upper" "$SCRATCH/etc-work"
+mount -t overlay overlay -o "lowerdir=/etc,upperdir=$SCRATCH/etc-upper,workdir=$SCRATCH/etc-work" /etc
+mkdir -p /usr/local/bin /usr/local/lib
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin
+# Helpers the scenarios share.
+legacy_install() { # an earlier release's blue/green layout under /usr/local
+  mkdir -p /usr/local/lib/aks-flex-node
+  cp "$BINARY" /usr/local/lib/aks-flex-node/aks-flex-node-blue
+  ln -s /usr/local/lib/aks-flex-node/aks-flex-node-blue /usr/local/lib/aks-flex-node/aks-flex-node-current
+  ln -s /usr/local/lib/aks-flex-node/aks-flex-node-blue /usr/local/lib/aks-flex-node/aks-flex-node-last-good
+  ln -s /usr/local/lib/aks-flex-node/aks-flex-node-current /usr/local/bin/aks-flex-node
+}
+wait_for_socket() {
+  for _ in $(seq 1 100); do [ -S /run/aks-flex-node/agent.sock ] && return 0; sleep 0.1; done
+  echo "the daemon's socket never appeared" >&2; return 1
+}
+`;
+
+/**
+ * Runs a bash script as root in a private mount namespace over a throwaway
+ * host: /opt, /usr/local, /run and /srv are empty tmpfs mounts and /etc is an
+ * overlay, all gone when the namespace's last process exits. `$BINARY` names
+ * the executable under test.
+ */
+export function runOnPrivateHost(script: string, timeoutMs = 60_000): HostRun {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'private-host-'));
+  try {
+    const result = spawnSync('unshare', ['-m', '--propagation', 'private', 'bash', '-c', `${prelude}\n${script}`], {
+      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', BINARY: binary, SCRATCH: scratch },
+      encoding: 'utf8',
+      timeout: timeoutMs,
+    });
+    if (result.error !== undefined) throw result.error;
+    return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Parses the last stdout line of a run as JSON, with the run in the error when it is not. */
+export function lastJsonLine(run: HostRun): unknown {
+  const line = run.stdout.trim().split('\n').at(-1) ?? '';
+  try {
+    return JSON.parse(line) as unknown;
+  } catch {
+    throw new Error(`expected JSON on the last line; status ${run.status}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`);
+  }
+}
