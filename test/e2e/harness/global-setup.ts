@@ -1,0 +1,24 @@
+import { ensureRootfs } from './ensure-rootfs.js';
+import { describeSelinuxSupport } from './selinux.js';
+import { sweepStaleMachines } from './sweep-stale-machines.js';
+
+/**
+ * Runs once before any e2e file: clears machines a killed earlier run left,
+ * and builds the rootfs here, once, rather than in two workers racing for
+ * the cache lock while their tests' clocks run.
+ */
+export async function setup(): Promise<void> {
+  reportSwept(sweepStaleMachines());
+  const rootfs = await ensureRootfs();
+  process.stderr.write(`e2e: rootfs ${rootfs}\ne2e: ${describeSelinuxSupport()}\n`);
+}
+
+/** Runs after every file: the workers are gone, so any machine still here was abandoned. */
+export function teardown(): void {
+  reportSwept(sweepStaleMachines());
+}
+
+function reportSwept(names: readonly string[]): void {
+  if (names.length > 0)
+    process.stderr.write(`e2e: removed abandoned machines: ${names.join(', ')}\n`);
+}

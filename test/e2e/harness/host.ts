@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import type { RunningMachine } from './boot-machine.js';
+import { bootMachine } from './boot-machine.js';
+import { destroyMachineSync } from './destroy-machine.js';
+import type { MachineCommand, RunOptions } from './enter-machine.js';
+import { runInMachine } from './enter-machine.js';
+import { ensureRootfs } from './ensure-rootfs.js';
+import type { HostVariant } from './host-variants.js';
+import { prepareVariantDisk, variantNspawnArgs } from './host-variants.js';
+import { trackMachine, untrackMachine } from './live-machines.js';
+import { createMachineDisk } from './machine-disk.js';
+import { powerOffMachine } from './power-off.js';
+import type { CommandResult } from './run-process.js';
+
+/** A booted throwaway host that a scenario drives. */
+export interface Host {
+  /** Machine name and hostname, unique per host. */
+  readonly name: string;
+  readonly variant: HostVariant;
+  /** How the latest boot ended: `running`, or `degraded` when some unit failed. */
+  readonly bootState: () => string;
+  /** Runs a command as root in the host; resolves for every exit code. */
+  readonly run: (command: MachineCommand, options?: RunOptions) => Promise<CommandResult>;
+  /** Powers off and boots the same disk again: everything written survives, /run and /tmp do not. */
+  readonly reboot: () => Promise<void>;
+  /** Powers off and deletes the host. Safe to call twice. */
+  readonly dispose: () => Promise<void>;
+}
+
+export interface BootHostOptions {
+  readonly variant?: HostVariant;
+  /** Start of the machine name; shows in hostnames and in the machines directory. */
+  readonly name?: string;
+  /** Deadline for each boot. Default 120 s. */
+  readonly bootTimeoutMs?: number;
+}
+
+/**
+ * Boots a fresh host of the variant on an overlay over the cached rootfs.
+ * The host is torn down on SIGINT, SIGTERM or exit if its owner has not
+ * disposed of it by then.
+ */
+export async function bootHost(options: BootHostOptions = {}): Promise<Host> {
+  const variant = options.variant ?? 'plain';
+  const bootTimeoutMs = options.bootTimeoutMs ?? 120_000;
+  const rootfs = await ensureRootfs();
+  const disk = createMachineDisk(rootfs, `${options.name ?? 'afn'}-${variant}`);
+  trackMachine(disk.dir);
+  const bootOptions = {
+    uuid: randomUUID().replaceAll('-', ''),
+    extraArgs: variantNspawnArgs(variant, disk.merged),
+    timeoutMs: bootTimeoutMs,
+  };
+  let machine: RunningMachine | undefined;
+  const destroy = (): void => {
+    machine = undefined;
+    untrackMachine(disk.dir);
+    destroyMachineSync(disk.dir);
+  };
+  try {
+    prepareVariantDisk(variant, disk.merged);
+    machine = await bootMachine(disk, bootOptions);
+  } catch (err) {
+    destroy();
+    throw err;
+  }
+  const requireMachine = (): RunningMachine => {
+    if (machine === undefined) throw new Error(`host ${disk.name} is not running`);
+    return machine;
+  };
+  return {
+    name: disk.name,
+    variant,
+    bootState: () => requireMachine().bootState,
+    run: (command, runOptions) => runInMachine(requireMachine().leader.pid, command, runOptions),
+    reboot: async () => {
+      await powerOffMachine(requireMachine());
+      machine = undefined;
+      machine = await bootMachine(disk, bootOptions);
+    },
+    dispose: async () => {
+      if (machine !== undefined) await powerOffMachine(machine);
+      destroy();
+    },
+  };
+}

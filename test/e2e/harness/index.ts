@@ -1,0 +1,33 @@
+// The harness API a scenario imports. Machine internals (disks, records,
+// nspawn handling, teardown) stay behind it.
+export { collectDiagnostics } from './diagnostics.js';
+export { ensureRootfs } from './ensure-rootfs.js';
+export type { MachineCommand, RunOptions } from './enter-machine.js';
+export { bootHost } from './host.js';
+export type { BootHostOptions, Host } from './host.js';
+export { hostVariants } from './host-variants.js';
+export type { HostVariant } from './host-variants.js';
+export { readJournal } from './journal.js';
+export { layOutFixture } from './lay-out-fixture.js';
+export type { Fixture, FixtureEntry } from './lay-out-fixture.js';
+export { readLayoutTree } from './layout-tree.js';
+export {
+  downloadedBinary,
+  installProduct,
+  isProductBuilt,
+  parseJsonOutput,
+  productBinary,
+  productSkipMessage,
+  readProductStatus,
+  runProduct,
+} from './product.js';
+export { diagnosedUnits, productPaths, productUnits } from './product-names.js';
+export { runOrThrow } from './run-or-throw.js';
+export type { CommandResult } from './run-process.js';
+export { formatCommandResult } from './run-process.js';
+export { describeSelinuxSupport } from './selinux.js';
+export { sweepStaleMachines } from './sweep-stale-machines.js';
+export { readUnitState, waitForUnitState } from './unit-state.js';
+export type { UnitActiveState, UnitState, WaitForUnitStateOptions } from './unit-state.js';
+export { withHost } from './with-host.js';
+export { copyIn, writeHostFile } from './write-host-file.js';
