@@ -39,7 +39,9 @@ async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
   const load = name === undefined ? undefined : commands[name];
   if (load === undefined) {
-    process.stderr.write(`error: ${name === undefined ? 'no command given' : `unknown command "${name}"`}\n${usage}\n`);
+    process.stderr.write(
+      `error: ${name === undefined ? 'no command given' : `unknown command "${name}"`}\n${usage}\n`,
+    );
     return exitCodes.usage.code;
   }
   try {

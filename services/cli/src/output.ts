@@ -23,9 +23,15 @@ export function reportError(error: unknown): number {
     return exitCodeFor(error.code);
   }
   process.stderr.write(`error: ${messageOf(error)}\n`);
-  if (error instanceof Error && error.stack !== undefined && process.env.AKS_FLEX_NODE_DEBUG === '1') {
+  if (
+    error instanceof Error &&
+    error.stack !== undefined &&
+    process.env.AKS_FLEX_NODE_DEBUG === '1'
+  ) {
     process.stderr.write(`${error.stack}\n`);
   }
-  process.stderr.write('hint: this is unexpected; run again with AKS_FLEX_NODE_DEBUG=1 and report the output\n');
+  process.stderr.write(
+    'hint: this is unexpected; run again with AKS_FLEX_NODE_DEBUG=1 and report the output\n',
+  );
   return exitCodes.failure.code;
 }

@@ -31,18 +31,31 @@ async function build(options: { blockMigration?: boolean } = {}) {
   const queue = createMutationQueue({ lockPath: path.join(tmp, 'run/activation.lock'), log });
   const deps: SupervisorDeps = {
     log,
-    version: { version: '1.2.3', commit: 'abc', arch: 'x64', node: '24', capabilities: ['host-root'] },
+    version: {
+      version: '1.2.3',
+      commit: 'abc',
+      arch: 'x64',
+      node: '24',
+      capabilities: ['host-root'],
+    },
     hostRoot: {
       describe: () => Promise.resolve(linked),
       migrate: async () => {
         fake.migrations += 1;
-        if (options.blockMigration === true) await new Promise<void>((resolve) => (fake.release = resolve));
+        if (options.blockMigration === true)
+          await new Promise<void>((resolve) => (fake.release = resolve));
         return { before: 'absent', after: linked };
       },
     },
     runMutation: (purpose, work) => queue.run(purpose, work),
     isActivationInProgress: () => Promise.resolve(queue.isBusy()),
-    daemon: { pid: 42, startedAt: 1_000, executable: '/x', socket: 'self-bound', socketPath: '/run/x.sock' },
+    daemon: {
+      pid: 42,
+      startedAt: 1_000,
+      executable: '/x',
+      socket: 'self-bound',
+      socketPath: '/run/x.sock',
+    },
     now: () => 3_500,
   };
   app = await buildApp(deps);
@@ -57,7 +70,10 @@ afterEach(async () => {
   await rm(tmp, { recursive: true, force: true });
 });
 
-function expectProblem(response: { statusCode: number; headers: Record<string, unknown>; body: string }, status: number) {
+function expectProblem(
+  response: { statusCode: number; headers: Record<string, unknown>; body: string },
+  status: number,
+) {
   expect(response.statusCode).toBe(status);
   expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
   return problemSchema.parse(JSON.parse(response.body));
@@ -76,7 +92,11 @@ describe('supervisor API', () => {
 
   it('POST /v1/host-root/migrate runs the migration once', async () => {
     await build();
-    const response = await app.inject({ method: 'POST', url: '/v1/host-root/migrate', payload: {} });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/v1/host-root/migrate',
+      payload: {},
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json()).toEqual({ before: 'absent', after: linked });
     expect(fake.migrations).toBe(1);
@@ -84,7 +104,11 @@ describe('supervisor API', () => {
 
   it('refuses unknown fields with 400 problem+json and changes nothing', async () => {
     await build();
-    const response = await app.inject({ method: 'POST', url: '/v1/host-root/migrate', payload: { force: true } });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/v1/host-root/migrate',
+      payload: { force: true },
+    });
     const problem = expectProblem(response, 400);
     expect(problem.code).toBe('INVALID_ARGUMENT');
     expect(problem.detail).toContain('force');
@@ -129,7 +153,9 @@ describe('supervisor API', () => {
     await expect.poll(() => fake.migrations).toBe(1);
     const second = await app.inject({ method: 'POST', url: '/v1/host-root/migrate', payload: {} });
     expect(expectProblem(second, 409).code).toBe('ACTIVATION_IN_PROGRESS');
-    const status = statusResponseSchema.parse((await app.inject({ method: 'GET', url: '/v1/status' })).json());
+    const status = statusResponseSchema.parse(
+      (await app.inject({ method: 'GET', url: '/v1/status' })).json(),
+    );
     expect(status.activationInProgress).toBe(true);
     fake.release?.();
     expect((await first).statusCode).toBe(200);

@@ -1,4 +1,10 @@
-import { fastify, type FastifyBaseLogger, type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import {
+  LogController,
+  fastify,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerFactory,
+} from 'fastify';
 import type { SupervisorDeps } from './deps.js';
 import { handleError } from './error-handler.js';
 import { hostRootRoutes } from './routes/host-root.js';
@@ -16,19 +22,32 @@ export interface BuildAppOptions {
  * Builds the API without binding anything, so tests drive it with inject().
  * One plugin per resource; the error handler turns every error into problem+json.
  */
-export async function buildApp(deps: SupervisorDeps, options: BuildAppOptions = {}): Promise<FastifyInstance> {
+export async function buildApp(
+  deps: SupervisorDeps,
+  options: BuildAppOptions = {},
+): Promise<FastifyInstance> {
+  // Typed as fastify's base logger so the instance is a plain FastifyInstance.
+  const loggerInstance: FastifyBaseLogger = deps.log;
   const app = fastify({
-    // pino's Logger is a FastifyBaseLogger; the cast only widens the instance's logger type.
-    loggerInstance: deps.log as FastifyBaseLogger,
+    loggerInstance,
     bodyLimit: bodyLimitBytes,
     // The socket is local and root-only, but a stuck client must not pin a request forever.
     requestTimeout: 120_000,
-    disableRequestLogging: true,
+    // Status polls would flood the journal; refusals and failures are logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
     ...(options.serverFactory === undefined ? {} : { serverFactory: options.serverFactory }),
   });
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(async (request, reply) =>
-    handleError(Object.assign(new Error(`no route ${request.method} ${request.url}`), { statusCode: 404, code: 'NOT_FOUND', name: 'NotFound' }), request, reply),
+    handleError(
+      Object.assign(new Error(`no route ${request.method} ${request.url}`), {
+        statusCode: 404,
+        code: 'NOT_FOUND',
+        name: 'NotFound',
+      }),
+      request,
+      reply,
+    ),
   );
   await app.register(statusRoutes(deps));
   await app.register(hostRootRoutes(deps));

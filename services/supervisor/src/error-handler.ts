@@ -6,7 +6,11 @@ import { AgentError, type ErrorCode } from '@aks-flex-node/log';
  * The one error handler: every error leaves as problem+json with a stable
  * code. 4xx are the client's mistakes and are logged at info; 5xx at error.
  */
-export async function handleError(error: FastifyError | AgentError, request: FastifyRequest, reply: FastifyReply) {
+export async function handleError(
+  error: FastifyError | AgentError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+) {
   const agentError = error instanceof AgentError ? error : fromFastifyError(error);
   const problem = problemFromError(agentError);
   if (problem.status >= 500) {

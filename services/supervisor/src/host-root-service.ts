@@ -24,7 +24,10 @@ export async function describeHostRoot(paths: HostRootPaths): Promise<HostRootRe
 }
 
 /** Runs Migrate and reports the state before and the host root after. The caller holds the lock. */
-export async function migrateAndDescribe(paths: HostRootPaths, log: Logger): Promise<MigrateResponse> {
+export async function migrateAndDescribe(
+  paths: HostRootPaths,
+  log: Logger,
+): Promise<MigrateResponse> {
   const before = await hostRootState(paths);
   await migrateHostRoot(log, paths, hostRootMarkers());
   return { before, after: await describeHostRoot(paths) };

@@ -15,19 +15,32 @@ export interface MutationQueue {
  * The activation lock also refuses when another process (a one-shot
  * recovery, an offline reset) holds it.
  */
-export function createMutationQueue(options: { lockPath: string; log: Logger; staleMs?: number }): MutationQueue {
+export function createMutationQueue(options: {
+  lockPath: string;
+  log: Logger;
+  staleMs?: number;
+}): MutationQueue {
   let running: string | undefined;
   return {
     isBusy: () => running !== undefined,
     run: async (purpose, work) => {
       if (running !== undefined) {
-        throw new AgentError('ACTIVATION_IN_PROGRESS', `activation in progress: ${running} is running, so ${purpose} cannot start now`, {
-          hint: 'wait for it to finish (see `aks-flex-node status`), then try again',
-        });
+        throw new AgentError(
+          'ACTIVATION_IN_PROGRESS',
+          `activation in progress: ${running} is running, so ${purpose} cannot start now`,
+          {
+            hint: 'wait for it to finish (see `aks-flex-node status`), then try again',
+          },
+        );
       }
       running = purpose;
       try {
-        const lock = await acquireActivationLock({ lockPath: options.lockPath, log: options.log, purpose, ...(options.staleMs === undefined ? {} : { staleMs: options.staleMs }) });
+        const lock = await acquireActivationLock({
+          lockPath: options.lockPath,
+          log: options.log,
+          purpose,
+          ...(options.staleMs === undefined ? {} : { staleMs: options.staleMs }),
+        });
         try {
           return await work();
         } finally {

@@ -9,10 +9,14 @@ import { AgentError } from '@aks-flex-node/log';
 export function parseBody<T>(schema: z.ZodType<T>, body: unknown, route: string): T {
   const parsed = schema.safeParse(body ?? {});
   if (!parsed.success) {
-    throw new AgentError('INVALID_ARGUMENT', `the request body for ${route} is not valid: ${z.prettifyError(parsed.error)}`, {
-      path: route,
-      hint: 'send only the documented fields (see docs/api.md)',
-    });
+    throw new AgentError(
+      'INVALID_ARGUMENT',
+      `the request body for ${route} is not valid: ${z.prettifyError(parsed.error)}`,
+      {
+        path: route,
+        hint: 'send only the documented fields (see docs/api.md)',
+      },
+    );
   }
   return parsed.data;
 }

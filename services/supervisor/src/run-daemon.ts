@@ -35,14 +35,17 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
   try {
     await options.prepareHost();
     const target: ListenTarget =
-      passedFd === undefined ? { kind: 'self-bound', socketPath: paths.socket } : { kind: 'systemd', fd: passedFd };
+      passedFd === undefined
+        ? { kind: 'self-bound', socketPath: paths.socket }
+        : { kind: 'systemd', fd: passedFd };
     const queue = createMutationQueue({ lockPath: paths.activationLock, log });
     const app = await buildApp({
       log,
       version: options.version,
       hostRoot: options.hostRoot,
       runMutation: (purpose, work) => queue.run(purpose, work),
-      isActivationInProgress: async () => queue.isBusy() || (await isActivationLockHeld(paths.activationLock)),
+      isActivationInProgress: async () =>
+        queue.isBusy() || (await isActivationLockHeld(paths.activationLock)),
       daemon: {
         pid: process.pid,
         startedAt: Date.now(),
@@ -54,7 +57,10 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
     });
     await app.ready();
     await listenOn(app.server, target);
-    log.info({ socket: paths.socket, via: target.kind, version: options.version.version }, 'daemon serving');
+    log.info(
+      { socket: paths.socket, via: target.kind, version: options.version.version },
+      'daemon serving',
+    );
     const signal = await options.stopSignal;
     log.info({ signal }, 'daemon shutting down');
     // close() waits for requests in flight. A passed socket stays open in systemd,

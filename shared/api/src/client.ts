@@ -55,10 +55,14 @@ async function requestJson(
   if (raw.status >= 400) {
     const problem = problemSchema.safeParse(parsed);
     if (problem.success) throw errorFromProblem(problem.data);
-    throw new AgentError('DAEMON_ERROR', `the daemon answered ${method} ${url} with status ${raw.status}`, {
-      path: url,
-      hint: daemonHint,
-    });
+    throw new AgentError(
+      'DAEMON_ERROR',
+      `the daemon answered ${method} ${url} with status ${raw.status}`,
+      {
+        path: url,
+        hint: daemonHint,
+      },
+    );
   }
   return parsed;
 }
@@ -67,11 +71,15 @@ function parseBody(raw: RawResponse, url: string): unknown {
   try {
     return JSON.parse(raw.body) as unknown;
   } catch (error) {
-    throw new AgentError('DAEMON_ERROR', `the daemon's answer to ${url} is not JSON (${raw.contentType})`, {
-      path: url,
-      cause: error,
-      hint: daemonHint,
-    });
+    throw new AgentError(
+      'DAEMON_ERROR',
+      `the daemon's answer to ${url} is not JSON (${raw.contentType})`,
+      {
+        path: url,
+        cause: error,
+        hint: daemonHint,
+      },
+    );
   }
 }
 
@@ -115,10 +123,18 @@ function sendRequest(
 function unreachable(socketPath: string, cause: unknown): AgentError {
   const code = errnoCode(cause);
   const reason =
-    code === 'ENOENT' ? 'the socket does not exist' : code === 'ECONNREFUSED' ? 'nothing listens on it' : messageOf(cause);
-  return new AgentError('DAEMON_UNREACHABLE', `the daemon did not answer on ${socketPath}: ${reason}`, {
-    path: socketPath,
-    hint: daemonHint,
-    cause,
-  });
+    code === 'ENOENT'
+      ? 'the socket does not exist'
+      : code === 'ECONNREFUSED'
+        ? 'nothing listens on it'
+        : messageOf(cause);
+  return new AgentError(
+    'DAEMON_UNREACHABLE',
+    `the daemon did not answer on ${socketPath}: ${reason}`,
+    {
+      path: socketPath,
+      hint: daemonHint,
+      cause,
+    },
+  );
 }

@@ -9,9 +9,19 @@ export {
   migrateRequestSchema,
   migrateResponseSchema,
 } from './host-root.js';
-export type { HostRootResponse, HostRootStateName, MigrateRequest, MigrateResponse } from './host-root.js';
+export type {
+  HostRootResponse,
+  HostRootStateName,
+  MigrateRequest,
+  MigrateResponse,
+} from './host-root.js';
 export { httpStatusFor } from './http-status.js';
-export { errorFromProblem, problemContentType, problemFromError, problemSchema } from './problem.js';
+export {
+  errorFromProblem,
+  problemContentType,
+  problemFromError,
+  problemSchema,
+} from './problem.js';
 export type { Problem } from './problem.js';
 export { statusResponseSchema } from './status.js';
 export type { StatusResponse } from './status.js';

@@ -37,7 +37,7 @@ export function isAgentError(value: unknown, code?: ErrorCode): value is AgentEr
 /** The errno code (`ENOENT`, `EROFS`, …) of a Node system error, if it has one. */
 export function errnoCode(error: unknown): string | undefined {
   if (typeof error === 'object' && error !== null && 'code' in error) {
-    const code = (error as { code: unknown }).code;
+    const code = error.code;
     return typeof code === 'string' ? code : undefined;
   }
   return undefined;

@@ -21,7 +21,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     {
       level: options.level ?? 'info',
       base: { pid: process.pid, ...options.bindings },
-      redact: { paths: ['token', '*.token', 'authorization', '*.authorization'], censor: '[redacted]' },
+      redact: {
+        paths: ['token', '*.token', 'authorization', '*.authorization'],
+        censor: '[redacted]',
+      },
       serializers: { err: pino.stdSerializers.err },
     },
     options.destination ?? pino.destination({ dest: 1, sync: true }),

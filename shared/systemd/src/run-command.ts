@@ -9,21 +9,38 @@ export interface CommandResult {
 }
 
 /** Runs a program and reports how it ended; the one place that calls execa. */
-export type CommandRunner = (file: string, args: readonly string[], timeoutMs: number) => Promise<CommandResult>;
+export type CommandRunner = (
+  file: string,
+  args: readonly string[],
+  timeoutMs: number,
+) => Promise<CommandResult>;
 
 /**
  * The real runner: no shell, a timeout, output captured, and never rejecting
  * on a non-zero exit so callers decide what a failure means.
  */
 export const runCommand: CommandRunner = async (file, args, timeoutMs) => {
-  const result = await execa(file, args, { reject: false, timeout: timeoutMs, stdin: 'ignore', all: false });
+  const result = await execa(file, args, {
+    reject: false,
+    timeout: timeoutMs,
+    stdin: 'ignore',
+    all: false,
+  });
   if (result.failed && result.exitCode === undefined) {
-    throw new AgentError('SYSTEMD_FAILED', `run ${file} ${args.join(' ')}: ${result.shortMessage}`, {
-      path: file,
-      cause: result,
-    });
+    throw new AgentError(
+      'SYSTEMD_FAILED',
+      `run ${file} ${args.join(' ')}: ${result.shortMessage}`,
+      {
+        path: file,
+        cause: result,
+      },
+    );
   }
-  return { exitCode: result.exitCode ?? 1, stdout: String(result.stdout), stderr: String(result.stderr) };
+  return {
+    exitCode: result.exitCode ?? 1,
+    stdout: result.stdout,
+    stderr: result.stderr,
+  };
 };
 
 /** Options for {@link createSystemctl}. */
@@ -53,15 +70,21 @@ export function createSystemctl(options: SystemctlOptions): Systemctl {
     try {
       return await run('systemctl', args, timeoutMs);
     } catch (error) {
-      throw new AgentError('SYSTEMD_FAILED', `systemctl ${args.join(' ')}: ${messageOf(error)}`, { cause: error });
+      throw new AgentError('SYSTEMD_FAILED', `systemctl ${args.join(' ')}: ${messageOf(error)}`, {
+        cause: error,
+      });
     }
   };
   const mustSucceed = async (args: string[]): Promise<void> => {
     const result = await systemctl(args);
     if (result.exitCode !== 0) {
-      throw new AgentError('SYSTEMD_FAILED', `systemctl ${args.join(' ')} exited ${result.exitCode}: ${result.stderr.trim()}`, {
-        hint: 'see `journalctl -xe` for what systemd reported',
-      });
+      throw new AgentError(
+        'SYSTEMD_FAILED',
+        `systemctl ${args.join(' ')} exited ${result.exitCode}: ${result.stderr.trim()}`,
+        {
+          hint: 'see `journalctl -xe` for what systemd reported',
+        },
+      );
     }
   };
   return {

@@ -2,7 +2,12 @@ import { realpath } from 'node:fs/promises';
 import { readAgentConfig } from '@aks-flex-node/config';
 import { hostPaths } from '@aks-flex-node/layout';
 import { createLogger } from '@aks-flex-node/log';
-import { convergeHostInstall, createHostRootService, runDaemon, waitForStopSignal } from '@aks-flex-node/supervisor';
+import {
+  convergeHostInstall,
+  createHostRootService,
+  runDaemon,
+  waitForStopSignal,
+} from '@aks-flex-node/supervisor';
 import { createSystemctl } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { versionInfo } from '../build-info.js';
@@ -12,10 +17,15 @@ import { versionInfo } from '../build-info.js';
  * agent unit runs it. Earlier releases' units run exactly this command line.
  */
 export async function runAgent(args: string[]): Promise<number> {
-  const flags = parseCommandArgs('agent', args, { config: { type: 'string', default: hostPaths.configFile } });
+  const flags = parseCommandArgs('agent', args, {
+    config: { type: 'string', default: hostPaths.configFile },
+  });
   const stopSignal = waitForStopSignal();
   const config = await readAgentConfig(flags.config);
-  const log = createLogger({ level: config.agent?.logLevel ?? 'info', bindings: { role: 'agent' } });
+  const log = createLogger({
+    level: config.agent?.logLevel ?? 'info',
+    bindings: { role: 'agent' },
+  });
   // systemd sets INVOCATION_ID for the processes of a unit. Only then does the
   // daemon own the units; started by hand (tests, debugging) it only serves.
   const managedBySystemd = process.env.INVOCATION_ID !== undefined;
@@ -27,7 +37,12 @@ export async function runAgent(args: string[]): Promise<number> {
     version: versionInfo(),
     hostRoot: createHostRootService(hostPaths, log),
     prepareHost: async () => {
-      await convergeHostInstall({ paths: hostPaths, log, executable, ...(systemctl === undefined ? {} : { systemctl }) });
+      await convergeHostInstall({
+        paths: hostPaths,
+        log,
+        executable,
+        ...(systemctl === undefined ? {} : { systemctl }),
+      });
     },
     stopSignal,
   });

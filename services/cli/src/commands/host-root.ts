@@ -30,13 +30,16 @@ export async function runHostRoot(args: string[]): Promise<number> {
  */
 async function migrate(): Promise<HostRootResponse> {
   try {
-    return (await createApiClient({ socketPath: hostPaths.socket, timeoutMs: 30_000 }).migrateHostRoot()).after;
+    return (
+      await createApiClient({ socketPath: hostPaths.socket, timeoutMs: 30_000 }).migrateHostRoot()
+    ).after;
   } catch (error) {
     if (!isAgentError(error, 'DAEMON_UNREACHABLE')) throw error;
   }
   const log = createSilentLogger();
-  const result = await withActivationLock({ lockPath: hostPaths.activationLock, log, purpose: 'a host-root migration' }, () =>
-    migrateAndDescribe(hostPaths, log),
+  const result = await withActivationLock(
+    { lockPath: hostPaths.activationLock, log, purpose: 'a host-root migration' },
+    () => migrateAndDescribe(hostPaths, log),
   );
   return result.after;
 }

@@ -21,31 +21,44 @@ export async function runStart(args: string[]): Promise<number> {
     json: { type: 'boolean', default: false },
   });
   if (process.geteuid?.() !== 0) {
-    throw new AgentError('INVALID_ARGUMENT', 'start must run as root: it writes /opt/unbounded/agent, /etc and systemd units', {
-      hint: 'run it again with sudo',
-    });
+    throw new AgentError(
+      'INVALID_ARGUMENT',
+      'start must run as root: it writes /opt/unbounded/agent, /etc and systemd units',
+      {
+        hint: 'run it again with sudo',
+      },
+    );
   }
   const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs: 5_000 });
-  const running = await statusIfAnswering(client.status);
+  const running = await statusIfAnswering(() => client.status());
   if (running !== undefined) {
     report(flags.json, running, 'the agent is already running; nothing to do');
     return 0;
   }
   // Progress goes to stderr as log lines, so --json keeps stdout to one object.
-  const log = createLogger({ bindings: { role: 'start' }, level: 'info', destination: process.stderr });
+  const log = createLogger({
+    bindings: { role: 'start' },
+    level: 'info',
+    destination: process.stderr,
+  });
   await installConfig(flags.config, log);
   const systemctl = createSystemctl({ log });
   const executable = await realpath(process.execPath);
   // No daemon answers, so this process is the one writer of the layout; the
   // lock keeps an offline reset or recovery from interleaving with it.
-  await withActivationLock({ lockPath: hostPaths.activationLock, log, purpose: 'the installation' }, () =>
-    convergeHostInstall({ paths: hostPaths, log, executable, systemctl }),
+  await withActivationLock(
+    { lockPath: hostPaths.activationLock, log, purpose: 'the installation' },
+    () => convergeHostInstall({ paths: hostPaths, log, executable, systemctl }),
   );
   const units = [unitNames.agentSocket, unitNames.agent];
   await systemctl.enable(units);
   await systemctl.start(units);
   log.info({ units }, 'started the agent');
-  report(flags.json, await waitForDaemon(client.status, 60_000), 'the agent is installed and running');
+  report(
+    flags.json,
+    await waitForDaemon(() => client.status(), 60_000),
+    'the agent is installed and running',
+  );
   return 0;
 }
 
@@ -53,7 +66,11 @@ export async function runStart(args: string[]): Promise<number> {
 async function installConfig(source: string | undefined, log: Logger): Promise<void> {
   if (source === undefined) {
     if (await exists(hostPaths.configFile)) return;
-    await writeFileAtomic(hostPaths.configFile, `${JSON.stringify(defaultAgentConfig, null, 2)}\n`, { mode: 0o600 });
+    await writeFileAtomic(
+      hostPaths.configFile,
+      `${JSON.stringify(defaultAgentConfig, null, 2)}\n`,
+      { mode: 0o600 },
+    );
     log.info({ path: hostPaths.configFile }, 'wrote the default config');
     return;
   }
@@ -73,7 +90,9 @@ async function exists(file: string): Promise<boolean> {
   }
 }
 
-async function statusIfAnswering(status: () => Promise<StatusResponse>): Promise<StatusResponse | undefined> {
+async function statusIfAnswering(
+  status: () => Promise<StatusResponse>,
+): Promise<StatusResponse | undefined> {
   try {
     return await status();
   } catch (error) {
@@ -82,16 +101,23 @@ async function statusIfAnswering(status: () => Promise<StatusResponse>): Promise
   }
 }
 
-async function waitForDaemon(status: () => Promise<StatusResponse>, timeoutMs: number): Promise<StatusResponse> {
+async function waitForDaemon(
+  status: () => Promise<StatusResponse>,
+  timeoutMs: number,
+): Promise<StatusResponse> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const answer = await statusIfAnswering(status);
     if (answer !== undefined) return answer;
     if (Date.now() > deadline) {
-      throw new AgentError('DAEMON_UNREACHABLE', `the agent was started but did not answer on ${hostPaths.socket} within ${timeoutMs / 1000}s`, {
-        path: hostPaths.socket,
-        hint: 'see why with `systemctl status aks-flex-node-agent` and `journalctl -u aks-flex-node-agent`',
-      });
+      throw new AgentError(
+        'DAEMON_UNREACHABLE',
+        `the agent was started but did not answer on ${hostPaths.socket} within ${timeoutMs / 1000}s`,
+        {
+          path: hostPaths.socket,
+          hint: 'see why with `systemctl status aks-flex-node-agent` and `journalctl -u aks-flex-node-agent`',
+        },
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
@@ -103,5 +129,7 @@ function report(json: boolean, status: StatusResponse, sentence: string): void {
     return;
   }
   printLine(sentence);
-  printLine(`version ${status.version.version}, pid ${status.daemon.pid}, files at ${status.hostRoot.resolved}`);
+  printLine(
+    `version ${status.version.version}, pid ${status.daemon.pid}, files at ${status.hostRoot.resolved}`,
+  );
 }

@@ -6,7 +6,10 @@ import { printJson, printLine } from '../output.js';
 /** `aks-flex-node status [--json]`: what the running daemon reports. Needs the daemon. */
 export async function runStatus(args: string[]): Promise<number> {
   const flags = parseCommandArgs('status', args, { json: { type: 'boolean', default: false } });
-  const status = await createApiClient({ socketPath: hostPaths.socket, timeoutMs: 10_000 }).status();
+  const status = await createApiClient({
+    socketPath: hostPaths.socket,
+    timeoutMs: 10_000,
+  }).status();
   if (flags.json) printJson(status);
   else printStatus(status);
   return 0;
@@ -14,7 +17,9 @@ export async function runStatus(args: string[]): Promise<number> {
 
 function printStatus(status: StatusResponse): void {
   const { daemon, version, hostRoot } = status;
-  printLine(`daemon:     running (pid ${daemon.pid}, up ${Math.round(daemon.uptimeSeconds)}s, socket ${daemon.socket})`);
+  printLine(
+    `daemon:     running (pid ${daemon.pid}, up ${Math.round(daemon.uptimeSeconds)}s, socket ${daemon.socket})`,
+  );
   printLine(`version:    ${version.version} (commit ${version.commit})`);
   printLine(`executable: ${daemon.executable}`);
   printLine(`host root:  ${hostRoot.path} is ${hostRoot.state}; files at ${hostRoot.resolved}`);

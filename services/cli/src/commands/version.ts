@@ -11,6 +11,9 @@ export function runVersion(args: string[]): Promise<number> {
   const flags = parseCommandArgs('version', args, { json: { type: 'boolean', default: false } });
   const info = versionInfo();
   if (flags.json) printJson(info);
-  else printLine(`aks-flex-node ${info.version} (commit ${info.commit}, ${info.arch}, node ${info.node})`);
+  else
+    printLine(
+      `aks-flex-node ${info.version} (commit ${info.commit}, ${info.arch}, node ${info.node})`,
+    );
   return Promise.resolve(0);
 }

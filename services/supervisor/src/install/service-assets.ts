@@ -17,7 +17,8 @@ export interface ServiceAsset {
 function fillTemplate(name: string, template: string, fields: Record<string, string>): string {
   const filled = template.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => {
     const value = fields[key];
-    if (value === undefined) throw new Error(`unit template ${name} names an unknown field ${whole}`);
+    if (value === undefined)
+      throw new Error(`unit template ${name} names an unknown field ${whole}`);
     return value;
   });
   return filled;
@@ -29,7 +30,10 @@ function fillTemplate(name: string, template: string, fields: Record<string, str
  * unit last. An interrupted write then never leaves systemd with an agent
  * unit whose OnFailure= or Requires= names something missing.
  */
-export function renderServiceAssets(hostPaths: HostPaths, binaryPaths: AgentBinaryPaths): ServiceAsset[] {
+export function renderServiceAssets(
+  hostPaths: HostPaths,
+  binaryPaths: AgentBinaryPaths,
+): ServiceAsset[] {
   const unit = (name: string) => path.join(hostPaths.unitDir, name);
   const script = recoveryScriptTemplate
     .replaceAll(recoveryScriptLiterals.lastGood, binaryPaths.lastGood)
@@ -74,7 +78,10 @@ async function currentContent(file: string): Promise<string | undefined> {
  * Writes each asset atomically, in order, skipping those already identical.
  * Returns whether anything changed, so the caller reloads systemd only then.
  */
-export async function writeServiceAssets(assets: readonly ServiceAsset[], log: Logger): Promise<boolean> {
+export async function writeServiceAssets(
+  assets: readonly ServiceAsset[],
+  log: Logger,
+): Promise<boolean> {
   let changed = false;
   for (const asset of assets) {
     if ((await currentContent(asset.path)) === asset.content) continue;

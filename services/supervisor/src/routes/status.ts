@@ -4,8 +4,10 @@ import type { SupervisorDeps } from '../deps.js';
 
 /** `GET /v1/status`. A read: it never waits for the activation lock. */
 export function statusRoutes(deps: SupervisorDeps) {
-  return async (app: FastifyInstance) => {
+  return (app: FastifyInstance): Promise<void> => {
     app.get('/v1/status', async () => {
+      const hostRoot = await deps.hostRoot.describe();
+      const activationInProgress = await deps.isActivationInProgress();
       const response: StatusResponse = {
         daemon: {
           pid: deps.daemon.pid,
@@ -15,10 +17,11 @@ export function statusRoutes(deps: SupervisorDeps) {
           socketPath: deps.daemon.socketPath,
         },
         version: deps.version,
-        hostRoot: await deps.hostRoot.describe(),
-        activationInProgress: await deps.isActivationInProgress(),
+        hostRoot,
+        activationInProgress,
       };
       return statusResponseSchema.parse(response);
     });
+    return Promise.resolve();
   };
 }

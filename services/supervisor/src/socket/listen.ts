@@ -4,7 +4,8 @@ import path from 'node:path';
 import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
 
 /** Where the daemon serves: a descriptor systemd passed, or a path it binds itself. */
-export type ListenTarget = { kind: 'systemd'; fd: number } | { kind: 'self-bound'; socketPath: string };
+export type ListenTarget =
+  { kind: 'systemd'; fd: number } | { kind: 'self-bound'; socketPath: string };
 
 /**
  * Starts the server on its target. When binding itself it creates the run
@@ -57,6 +58,9 @@ async function removeStaleSocket(socketPath: string): Promise<void> {
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return;
     if (error instanceof AgentError) throw error;
-    throw new AgentError('INTERNAL', `remove the stale socket ${socketPath}: ${messageOf(error)}`, { path: socketPath, cause: error });
+    throw new AgentError('INTERNAL', `remove the stale socket ${socketPath}: ${messageOf(error)}`, {
+      path: socketPath,
+      cause: error,
+    });
   }
 }

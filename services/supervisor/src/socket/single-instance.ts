@@ -21,19 +21,32 @@ export async function holdSingleInstance(socketPath: string): Promise<SingleInst
     server.once('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EADDRINUSE') {
         reject(
-          new AgentError('DAEMON_RUNNING', `another aks-flex-node daemon already serves ${socketPath}`, {
-            path: socketPath,
-            hint: 'check it with `systemctl status aks-flex-node-agent`; stop it before starting another by hand',
-          }),
+          new AgentError(
+            'DAEMON_RUNNING',
+            `another aks-flex-node daemon already serves ${socketPath}`,
+            {
+              path: socketPath,
+              hint: 'check it with `systemctl status aks-flex-node-agent`; stop it before starting another by hand',
+            },
+          ),
         );
       } else {
-        reject(new AgentError('INTERNAL', `take the daemon guard for ${socketPath}: ${error.message}`, { cause: error }));
+        reject(
+          new AgentError('INTERNAL', `take the daemon guard for ${socketPath}: ${error.message}`, {
+            cause: error,
+          }),
+        );
       }
     });
     server.listen(name, resolve);
   });
   server.unref();
   return {
-    release: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    release: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => {
+          resolve();
+        });
+      }),
   };
 }

@@ -9,7 +9,10 @@ const firstPassedFd = 3;
  * variables are removed so the programs this daemon runs do not think the
  * descriptor is theirs. Returns the descriptor, or undefined when none was passed.
  */
-export function takeSystemdSocket(env: NodeJS.ProcessEnv = process.env, pid = process.pid): number | undefined {
+export function takeSystemdSocket(
+  env: NodeJS.ProcessEnv = process.env,
+  pid = process.pid,
+): number | undefined {
   const listenPid = env.LISTEN_PID;
   const listenFds = env.LISTEN_FDS;
   delete env.LISTEN_PID;
@@ -19,7 +22,9 @@ export function takeSystemdSocket(env: NodeJS.ProcessEnv = process.env, pid = pr
   if (Number(listenPid) !== pid || Number(listenFds) < 1) return undefined;
   // A descriptor that is not a socket would make the listen call fail obscurely later.
   if (!fstatSync(firstPassedFd).isSocket()) {
-    throw new Error(`descriptor ${firstPassedFd} passed by systemd is not a socket; check ListenStream= in aks-flex-node-agent.socket`);
+    throw new Error(
+      `descriptor ${firstPassedFd} passed by systemd is not a socket; check ListenStream= in aks-flex-node-agent.socket`,
+    );
   }
   return firstPassedFd;
 }

@@ -1,0 +1,74 @@
+#!/usr/bin/env bats
+# The recovery shim (services/recovery/src/aks-flex-node-recovery.sh), spec
+# agentbinary 5.3, rendered with a temporary layout as the installer renders it.
+
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+  make_fake_bin
+  fake_command systemctl 0
+  slot_dir="$BATS_TEST_TMPDIR/lib/aks-flex-node"
+  signal="$BATS_TEST_TMPDIR/etc/agent-upgrade-signal.json"
+  mkdir -p "$slot_dir" "$(dirname "$signal")"
+  shim="$BATS_TEST_TMPDIR/recovery.sh"
+  sed -e "s#/usr/local/lib/aks-flex-node/aks-flex-node-last-good#$slot_dir/aks-flex-node-last-good#g" \
+    -e "s#/etc/aks-flex-node/agent-upgrade-signal.json#$signal#g" \
+    "${workspace:?}/services/recovery/src/aks-flex-node-recovery.sh" >"$shim"
+  chmod +x "$shim"
+}
+
+last_good_binary() { # the last-good slot: logs its arguments, exits with $1
+  cat >"$slot_dir/aks-flex-node-blue" <<BIN
+#!/usr/bin/env bash
+echo "last-good \$*" >>"$BATS_TEST_TMPDIR/calls"
+exit ${1:-0}
+BIN
+  chmod +x "$slot_dir/aks-flex-node-blue"
+  ln -sfn "$slot_dir/aks-flex-node-blue" "$slot_dir/aks-flex-node-last-good"
+}
+
+@test "agentbinary#5.3 the shipped script names the literals the installer rewrites" {
+  run grep -c -e /usr/local/lib/aks-flex-node/aks-flex-node-last-good -e /etc/aks-flex-node/agent-upgrade-signal.json \
+    "${workspace:?}/services/recovery/src/aks-flex-node-recovery.sh"
+  [ "$status" -eq 0 ]
+  [ "$output" -ge 2 ]
+}
+
+@test "agentbinary#5.3 without a signal an ordinary failure changes nothing and exits 0" {
+  last_good_binary 0
+  run -0 "$shim"
+  [ ! -e "$BATS_TEST_TMPDIR/calls" ]
+}
+
+@test "agentbinary#5.3 with a signal but no executable last-good it exits 1 and says so" {
+  echo '{}' >"$signal"
+  run -1 --separate-stderr "$shim"
+  # shellcheck disable=SC2154 # bats sets $stderr for run --separate-stderr
+  [[ "$stderr" == *"no executable last-known-good AKS Flex Node agent binary"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/calls" ]
+}
+
+@test "agentbinary#5.3 with a signal it recovers, resets the start limit, then restarts without blocking" {
+  echo '{}' >"$signal"
+  last_good_binary 0
+  run -0 "$shim"
+  run cat "$BATS_TEST_TMPDIR/calls"
+  [ "${lines[0]}" = 'last-good recover-agent-upgrade --message upgraded daemon failed repeatedly; restored last-good binary' ]
+  [ "${lines[1]}" = 'systemctl reset-failed aks-flex-node-agent.service' ]
+  [ "${lines[2]}" = 'systemctl --no-block restart aks-flex-node-agent.service' ]
+}
+
+@test "agentbinary#5.3 every step runs after a failure, and the status is the last failing step's" {
+  echo '{}' >"$signal"
+  last_good_binary 7
+  cat >"$FAKE_BIN/systemctl" <<FAKE
+#!/usr/bin/env bash
+echo "systemctl \$*" >>"$BATS_TEST_TMPDIR/calls"
+[[ "\$1" == reset-failed ]] && exit 3
+exit 0
+FAKE
+  run -3 "$shim"
+  run -0 grep -c . "$BATS_TEST_TMPDIR/calls"
+  [ "$output" -eq 3 ]
+}
