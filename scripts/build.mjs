@@ -28,12 +28,16 @@ const outDir = path.resolve(flags.out);
 const workDir = path.join(outDir, '.build');
 
 function readWorkspaceVersion() {
-  return JSON.parse(readFileSync(path.join(workspace, 'services/cli/package.json'), 'utf8')).version;
+  return JSON.parse(readFileSync(path.join(workspace, 'services/cli/package.json'), 'utf8'))
+    .version;
 }
 
 function gitCommit() {
   try {
-    return execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: workspace, encoding: 'utf8' }).trim();
+    return execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], {
+      cwd: workspace,
+      encoding: 'utf8',
+    }).trim();
   } catch {
     return 'unknown';
   }
@@ -92,9 +96,16 @@ function makeSea(node, script, target) {
   const config = path.join(workDir, 'sea-config.json');
   writeFileSync(
     config,
-    JSON.stringify({ main: script, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }),
+    JSON.stringify({
+      main: script,
+      output: blob,
+      disableExperimentalSEAWarning: true,
+      useCodeCache: true,
+    }),
   );
-  execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(node, ['--experimental-sea-config', config], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   copyFileSync(node, target);
   chmodSync(target, 0o755);
   execFileSync(
@@ -119,7 +130,16 @@ function makeArchive(binary) {
   copyFileSync(binary, path.join(stage, member));
   chmodSync(path.join(stage, member), 0o755);
   // Fixed owner and no directory entry: the archive holds exactly one regular file.
-  execFileSync('tar', ['-C', stage, '--owner=0', '--group=0', '--numeric-owner', '-czf', archive, member]);
+  execFileSync('tar', [
+    '-C',
+    stage,
+    '--owner=0',
+    '--group=0',
+    '--numeric-owner',
+    '-czf',
+    archive,
+    member,
+  ]);
   const digest = createHash('sha256').update(readFileSync(archive)).digest('hex');
   writeFileSync(`${archive}.sha256`, `${digest}  ${path.basename(archive)}\n`);
   return archive;

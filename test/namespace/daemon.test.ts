@@ -48,7 +48,9 @@ describe.skipIf(unavailable !== undefined)('the daemon on a private host', () =>
       "$BINARY" status --json`);
     expect(run.status, run.stderr).toBe(0);
     expect(run.stdout).toContain('second=4');
-    expect(run.stdout).toMatch(/error: another aks-flex-node daemon already serves \/run\/aks-flex-node\/agent.sock/);
+    expect(run.stdout).toMatch(
+      /error: another aks-flex-node daemon already serves \/run\/aks-flex-node\/agent.sock/,
+    );
     expect(statusResponseSchema.parse(lastJsonLine(run)).daemon.socket).toBe('self-bound');
   });
 
@@ -87,7 +89,9 @@ describe.skipIf(unavailable !== undefined)('the daemon on a private host', () =>
   it('status without a daemon fails with exit 5 and says how to check it', () => {
     const run = runOnPrivateHost('"$BINARY" status');
     expect(run.status).toBe(5);
-    expect(run.stderr).toMatch(/^error: the daemon did not answer on \/run\/aks-flex-node\/agent.sock/m);
+    expect(run.stderr).toMatch(
+      /^error: the daemon did not answer on \/run\/aks-flex-node\/agent.sock/m,
+    );
     expect(run.stderr).toMatch(/^hint: .*systemctl status aks-flex-node-agent/m);
   });
 
@@ -112,6 +116,8 @@ describe.skipIf(unavailable !== undefined)('the daemon on a private host', () =>
       if PATH=/tmp/empty command -v node; then echo "node is reachable" >&2; exit 9; fi
       PATH=/tmp/empty "$BINARY" version --json`);
     expect(run.status, run.stderr).toBe(0);
-    expect(lastJsonLine(run)).toMatchObject({ capabilities: expect.arrayContaining(['host-root']) as unknown });
+    expect(lastJsonLine(run)).toMatchObject({
+      capabilities: expect.arrayContaining(['host-root']) as unknown,
+    });
   });
 });

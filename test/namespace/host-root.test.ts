@@ -8,7 +8,8 @@ const unavailable = namespaceUnavailable();
 if (unavailable !== undefined) console.warn(`SKIPPED test/namespace/host-root: ${unavailable}`);
 
 /** Runs `host-root --migrate --json` twice (it must be idempotent) and reports the second answer. */
-const migrateTwice = '"$BINARY" host-root --migrate --json >/dev/null\n"$BINARY" host-root --migrate --json';
+const migrateTwice =
+  '"$BINARY" host-root --migrate --json >/dev/null\n"$BINARY" host-root --migrate --json';
 
 describe.skipIf(unavailable !== undefined)('host-root on a private host', () => {
   it('fresh host: nothing to migrate, and /opt/unbounded is not created', () => {
@@ -18,7 +19,11 @@ describe.skipIf(unavailable !== undefined)('host-root on a private host', () => 
       [ ! -e /opt/unbounded ] || { echo "/opt/unbounded was created" >&2; exit 9; }`);
     expect(run.status, run.stderr).toBe(0);
     const after = hostRootResponseSchema.parse(lastJsonLine(run));
-    expect(after).toMatchObject({ state: 'absent', resolved: '/opt/unbounded/agent', planned: '/opt/unbounded/agent' });
+    expect(after).toMatchObject({
+      state: 'absent',
+      resolved: '/opt/unbounded/agent',
+      planned: '/opt/unbounded/agent',
+    });
   });
 
   it('legacy host: planned is /usr/local, migrate links the root, the parent is created 0755', () => {
@@ -33,7 +38,10 @@ describe.skipIf(unavailable !== undefined)('host-root on a private host', () => 
     const [planned, facts] = run.stdout.trim().split('\n');
     expect(planned).toBe('/usr/local');
     expect(facts).toBe('link=/usr/local parent=755');
-    expect(hostRootResponseSchema.parse(lastJsonLine(run))).toMatchObject({ state: 'linked', resolved: '/usr/local' });
+    expect(hostRootResponseSchema.parse(lastJsonLine(run))).toMatchObject({
+      state: 'linked',
+      resolved: '/usr/local',
+    });
   });
 
   it('linked host without an installation: the dead link is removed', () => {
@@ -73,7 +81,9 @@ describe.skipIf(unavailable !== undefined)('host-root on a private host', () => 
       [ "$before" = "$after" ] || { echo "the refusal changed the host" >&2; exit 9; }
       exit "$code"`);
     expect(run.status).toBe(3);
-    expect(run.stderr).toMatch(/^error: .*installed under both \/usr\/local and \/opt\/unbounded\/agent/m);
+    expect(run.stderr).toMatch(
+      /^error: .*installed under both \/usr\/local and \/opt\/unbounded\/agent/m,
+    );
     expect(run.stderr).toMatch(/^hint: /m);
   });
 
@@ -84,7 +94,10 @@ describe.skipIf(unavailable !== undefined)('host-root on a private host', () => 
       if touch /usr/local/probe 2>/dev/null; then echo "/usr/local is writable" >&2; exit 9; fi
       ${migrateTwice}`);
     expect(run.status, run.stderr).toBe(0);
-    expect(hostRootResponseSchema.parse(lastJsonLine(run))).toMatchObject({ state: 'linked', resolved: '/usr/local' });
+    expect(hostRootResponseSchema.parse(lastJsonLine(run))).toMatchObject({
+      state: 'linked',
+      resolved: '/usr/local',
+    });
   });
 
   it('an existing /opt/unbounded with mode 0700 and files is left exactly as it was', () => {

@@ -61,11 +61,15 @@ wait_for_socket() {
 export function runOnPrivateHost(script: string, timeoutMs = 60_000): HostRun {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'private-host-'));
   try {
-    const result = spawnSync('unshare', ['-m', '--propagation', 'private', 'bash', '-c', `${prelude}\n${script}`], {
-      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', BINARY: binary, SCRATCH: scratch },
-      encoding: 'utf8',
-      timeout: timeoutMs,
-    });
+    const result = spawnSync(
+      'unshare',
+      ['-m', '--propagation', 'private', 'bash', '-c', `${prelude}\n${script}`],
+      {
+        env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', BINARY: binary, SCRATCH: scratch },
+        encoding: 'utf8',
+        timeout: timeoutMs,
+      },
+    );
     if (result.error !== undefined) throw result.error;
     return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
   } finally {
@@ -79,6 +83,8 @@ export function lastJsonLine(run: HostRun): unknown {
   try {
     return JSON.parse(line) as unknown;
   } catch {
-    throw new Error(`expected JSON on the last line; status ${run.status}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`);
+    throw new Error(
+      `expected JSON on the last line; status ${run.status}\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`,
+    );
   }
 }

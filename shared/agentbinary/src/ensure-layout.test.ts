@@ -1,4 +1,15 @@
-import { chmod, lstat, mkdir, mkdtemp, readFile, readlink, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import {
+  chmod,
+  lstat,
+  mkdir,
+  mkdtemp,
+  readFile,
+  readlink,
+  realpath,
+  rm,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -67,7 +78,9 @@ describe('ensureAgentBinaryLayout', () => {
 
   it('refuses with a clear error when no executable binary exists, and creates nothing', async () => {
     await writeFile(paths.binary, 'not executable');
-    await expect(ensureAgentBinaryLayout(paths, log)).rejects.toThrow(/no executable agent binary found/);
+    await expect(ensureAgentBinaryLayout(paths, log)).rejects.toThrow(
+      /no executable agent binary found/,
+    );
     await expect(lstat(paths.current)).rejects.toThrow(/ENOENT/);
     await expect(lstat(paths.lastGood)).rejects.toThrow(/ENOENT/);
   });

@@ -33,7 +33,10 @@ export async function isRegularExecutable(file: string): Promise<boolean> {
  *
  * Throws NOT_FOUND when no executable binary exists to start from.
  */
-export async function ensureAgentBinaryLayout(paths: AgentBinaryPaths, log: Logger): Promise<LayoutResult> {
+export async function ensureAgentBinaryLayout(
+  paths: AgentBinaryPaths,
+  log: Logger,
+): Promise<LayoutResult> {
   let changed = false;
   let current = await resolveIfPresent(paths.current);
   if (current === undefined) {
@@ -63,10 +66,14 @@ async function pickSeed(paths: AgentBinaryPaths): Promise<string> {
   for (const candidate of [paths.blue, paths.green, paths.binary]) {
     if (await isRegularExecutable(candidate)) return candidate;
   }
-  throw new AgentError('NOT_FOUND', `no executable agent binary found to initialise the layout under ${paths.root}`, {
-    path: paths.binary,
-    hint: 'install the agent again with `aks-flex-node start` or install.sh',
-  });
+  throw new AgentError(
+    'NOT_FOUND',
+    `no executable agent binary found to initialise the layout under ${paths.root}`,
+    {
+      path: paths.binary,
+      hint: 'install the agent again with `aks-flex-node start` or install.sh',
+    },
+  );
 }
 
 /**
@@ -74,13 +81,23 @@ async function pickSeed(paths: AgentBinaryPaths): Promise<string> {
  * units and operators that run the plain path follow every switch. Left alone
  * when `current` is the plain binary itself, as on a legacy install.
  */
-async function linkBinaryToCurrent(paths: AgentBinaryPaths, current: string, log: Logger): Promise<boolean> {
+async function linkBinaryToCurrent(
+  paths: AgentBinaryPaths,
+  current: string,
+  log: Logger,
+): Promise<boolean> {
   if (current === paths.binary) return false;
-  if ((await resolveIfPresent(paths.binary)) === current && (await isLinkTo(paths.binary, paths.current))) {
+  if (
+    (await resolveIfPresent(paths.binary)) === current &&
+    (await isLinkTo(paths.binary, paths.current))
+  ) {
     return false;
   }
   await replaceSymlinkAtomic(paths.binary, paths.current);
-  log.info({ binary: paths.binary, current: paths.current }, 'linked the agent binary to the current link');
+  log.info(
+    { binary: paths.binary, current: paths.current },
+    'linked the agent binary to the current link',
+  );
   return true;
 }
 

@@ -20,7 +20,10 @@ export interface InstallHostBinaryOptions {
  *
  * Throws NOT_EXECUTABLE (the copy is removed again) or HOST_ROOT_IO.
  */
-export async function installHostBinary(paths: AgentBinaryPaths, options: InstallHostBinaryOptions): Promise<boolean> {
+export async function installHostBinary(
+  paths: AgentBinaryPaths,
+  options: InstallHostBinaryOptions,
+): Promise<boolean> {
   if (await isRegularExecutable(paths.binary)) return false;
   await options.prepare();
   await installFile(options.executable, paths.binary, { mode: 0o755 });
@@ -28,12 +31,19 @@ export async function installHostBinary(paths: AgentBinaryPaths, options: Instal
     await checkBinaryRuns(paths.binary);
   } catch (error) {
     await removeOwned(paths.binary);
-    throw new AgentError('NOT_EXECUTABLE', `the agent binary copied to ${paths.binary} does not run there`, {
-      path: paths.binary,
-      cause: error,
-      hint: `${paths.root} must not be on a filesystem mounted noexec; check with \`findmnt -T ${paths.root}\``,
-    });
+    throw new AgentError(
+      'NOT_EXECUTABLE',
+      `the agent binary copied to ${paths.binary} does not run there`,
+      {
+        path: paths.binary,
+        cause: error,
+        hint: `${paths.root} must not be on a filesystem mounted noexec; check with \`findmnt -T ${paths.root}\``,
+      },
+    );
   }
-  options.log.info({ binary: paths.binary, from: options.executable }, 'installed the agent binary under the host root');
+  options.log.info(
+    { binary: paths.binary, from: options.executable },
+    'installed the agent binary under the host root',
+  );
   return true;
 }

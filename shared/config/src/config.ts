@@ -23,11 +23,17 @@ export async function readAgentConfig(configPath: string): Promise<AgentConfig> 
     text = await readFile(configPath, 'utf8');
   } catch (error) {
     const missing = errnoCode(error) === 'ENOENT';
-    throw new AgentError('INVALID_CONFIG', `read ${configPath}: ${missing ? 'no such file' : messageOf(error)}`, {
-      path: configPath,
-      cause: error,
-      hint: missing ? 'install the agent with `aks-flex-node start`, which writes a default config' : 'check the file\'s permissions',
-    });
+    throw new AgentError(
+      'INVALID_CONFIG',
+      `read ${configPath}: ${missing ? 'no such file' : messageOf(error)}`,
+      {
+        path: configPath,
+        cause: error,
+        hint: missing
+          ? 'install the agent with `aks-flex-node start`, which writes a default config'
+          : "check the file's permissions",
+      },
+    );
   }
   let json: unknown;
   try {
@@ -41,10 +47,14 @@ export async function readAgentConfig(configPath: string): Promise<AgentConfig> 
   }
   const parsed = agentConfigSchema.safeParse(json);
   if (!parsed.success) {
-    throw new AgentError('INVALID_CONFIG', `${configPath} is not a valid config: ${z.prettifyError(parsed.error)}`, {
-      path: configPath,
-      hint: 'correct the fields named above',
-    });
+    throw new AgentError(
+      'INVALID_CONFIG',
+      `${configPath} is not a valid config: ${z.prettifyError(parsed.error)}`,
+      {
+        path: configPath,
+        hint: 'correct the fields named above',
+      },
+    );
   }
   return parsed.data;
 }

@@ -4,7 +4,11 @@ import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSilentLogger, isAgentError } from '@aks-flex-node/log';
-import { acquireActivationLock, isActivationLockHeld, withActivationLock } from './activation-lock.js';
+import {
+  acquireActivationLock,
+  isActivationLockHeld,
+  withActivationLock,
+} from './activation-lock.js';
 
 const log = createSilentLogger();
 let dir: string;
@@ -55,14 +59,18 @@ describe('activation lock', () => {
       await lockfile.lock(process.argv[1], { lockfilePath: process.argv[2], realpath: false, stale: 2000 });
       process.send('locked'); setInterval(() => {}, 1000);`;
     await mkdir(path.dirname(lockPath), { recursive: true });
-    const child = spawn(process.execPath, ['--input-type=module', '-e', script, path.dirname(lockPath), lockPath], {
-      cwd: import.meta.dirname,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    await new Promise((resolve) => child.once('message', resolve));
-    await expect(acquireActivationLock({ lockPath, log, purpose: 'x', staleMs: 2000 })).rejects.toSatisfy(
-      (error) => isAgentError(error, 'ACTIVATION_IN_PROGRESS'),
+    const child = spawn(
+      process.execPath,
+      ['--input-type=module', '-e', script, path.dirname(lockPath), lockPath],
+      {
+        cwd: import.meta.dirname,
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      },
     );
+    await new Promise((resolve) => child.once('message', resolve));
+    await expect(
+      acquireActivationLock({ lockPath, log, purpose: 'x', staleMs: 2000 }),
+    ).rejects.toSatisfy((error) => isAgentError(error, 'ACTIVATION_IN_PROGRESS'));
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
     await new Promise((resolve) => setTimeout(resolve, 2_500));

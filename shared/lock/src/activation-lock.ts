@@ -31,11 +31,16 @@ export interface ActivationLockOptions {
  * Throws ACTIVATION_IN_PROGRESS when another process holds it, HOST_ROOT_IO
  * when the lock's directory cannot be created.
  */
-export async function acquireActivationLock(options: ActivationLockOptions): Promise<ActivationLock> {
+export async function acquireActivationLock(
+  options: ActivationLockOptions,
+): Promise<ActivationLock> {
   const dir = path.dirname(options.lockPath);
   // The run directory is root's: 0750 keeps other users away from the socket beside the lock.
   await mkdir(dir, { recursive: true, mode: 0o750 }).catch((error: unknown) => {
-    throw new AgentError('HOST_ROOT_IO', `create ${dir}: ${messageOf(error)}`, { path: dir, cause: error });
+    throw new AgentError('HOST_ROOT_IO', `create ${dir}: ${messageOf(error)}`, {
+      path: dir,
+      cause: error,
+    });
   });
   let releaseLock: () => Promise<void>;
   try {
@@ -54,18 +59,25 @@ export async function acquireActivationLock(options: ActivationLockOptions): Pro
     });
   } catch (error) {
     if (errnoCode(error) === 'ELOCKED') {
-      throw new AgentError('ACTIVATION_IN_PROGRESS', `activation in progress: ${options.lockPath} is held, so ${options.purpose} cannot start now`, {
-        path: options.lockPath,
-        hint: 'wait for the running upgrade, move or reset to finish (see `aks-flex-node status`), then try again',
-        cause: error,
-      });
+      throw new AgentError(
+        'ACTIVATION_IN_PROGRESS',
+        `activation in progress: ${options.lockPath} is held, so ${options.purpose} cannot start now`,
+        {
+          path: options.lockPath,
+          hint: 'wait for the running upgrade, move or reset to finish (see `aks-flex-node status`), then try again',
+          cause: error,
+        },
+      );
     }
     throw new AgentError('HOST_ROOT_IO', `take ${options.lockPath}: ${messageOf(error)}`, {
       path: options.lockPath,
       cause: error,
     });
   }
-  options.log.debug({ path: options.lockPath, purpose: options.purpose }, 'took the activation lock');
+  options.log.debug(
+    { path: options.lockPath, purpose: options.purpose },
+    'took the activation lock',
+  );
   let released = false;
   return {
     path: options.lockPath,
@@ -97,9 +109,16 @@ export async function withActivationLock<T>(
 /** Whether some process holds the activation lock now. Never waits and never takes it. */
 export async function isActivationLockHeld(lockPath: string, staleMs = 10_000): Promise<boolean> {
   try {
-    return await lockfile.check(path.dirname(lockPath), { lockfilePath: lockPath, realpath: false, stale: staleMs });
+    return await lockfile.check(path.dirname(lockPath), {
+      lockfilePath: lockPath,
+      realpath: false,
+      stale: staleMs,
+    });
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return false;
-    throw new AgentError('HOST_ROOT_IO', `inspect ${lockPath}: ${messageOf(error)}`, { path: lockPath, cause: error });
+    throw new AgentError('HOST_ROOT_IO', `inspect ${lockPath}: ${messageOf(error)}`, {
+      path: lockPath,
+      cause: error,
+    });
   }
 }

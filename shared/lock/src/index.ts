@@ -1,2 +1,6 @@
-export { acquireActivationLock, isActivationLockHeld, withActivationLock } from './activation-lock.js';
+export {
+  acquireActivationLock,
+  isActivationLockHeld,
+  withActivationLock,
+} from './activation-lock.js';
 export type { ActivationLock, ActivationLockOptions } from './activation-lock.js';
