@@ -1,0 +1,34 @@
+import path from 'node:path';
+import { binaryFile, currentLinkFile } from '@aks-flex-node/layout';
+import { describe, expect, it } from 'vitest';
+import { removeLegacySeed } from './remove-legacy-seed.js';
+import { kindAt, link, log, newLayout, touch, type Layout } from './test-fixtures.js';
+
+const seedOf = (l: Layout): string => path.join(l.legacy, binaryFile);
+
+describe('removeLegacySeed (spec hostroot §4.9 RemoveSeed)', () => {
+  it.each<[string, (l: Layout) => Promise<void>, 'missing' | 'symlink']>([
+    ['hostroot#53 a seeded regular file is removed', (l) => touch(seedOf(l), 'seed'), 'missing'],
+    [
+      'hostroot#53 a symlink at the seed path is kept',
+      (l) => link(seedOf(l), path.join(l.legacy, currentLinkFile)),
+      'symlink',
+    ],
+    ['hostroot#53 a missing seed is success', () => Promise.resolve(), 'missing'],
+  ])('%s', async (_name, setup, expected) => {
+    const l = await newLayout();
+    await setup(l);
+    await removeLegacySeed(log, l.paths);
+    expect(await kindAt(seedOf(l))).toBe(expected);
+    expect(await kindAt(path.join(l.legacy, 'bin'))).toBe('directory');
+  });
+
+  it('reports a seed path it cannot inspect, naming it', async () => {
+    const l = await newLayout();
+    await touch(path.join(l.tmp, 'usr/local2'), 'file', 0o644);
+    const paths = { root: l.root, legacy: path.join(l.tmp, 'usr/local2') };
+    await expect(removeLegacySeed(log, paths)).rejects.toThrow(
+      `inspect ${path.join(paths.legacy, binaryFile)}: ENOTDIR`,
+    );
+  });
+});

@@ -1,0 +1,25 @@
+import { lstat } from 'node:fs/promises';
+import { isNotFound, makeIoError, removeIfExists } from '@aks-flex-node/fs';
+import type { Logger } from '@aks-flex-node/log';
+import { legacySeedOf, type HostRootPaths } from './host-root-paths.js';
+
+/**
+ * Removes the plain binary install scripts seed at `<legacy>/bin/aks-flex-node`
+ * for releases before the host root. Call it only once {@link isLegacyReleased}
+ * is true: until then an agent may still run from the legacy root. A link at
+ * that name is an earlier release's compatibility link or an operator's, and
+ * is kept; a missing seed is fine.
+ */
+export async function removeLegacySeed(log: Logger, paths: HostRootPaths): Promise<void> {
+  const seed = legacySeedOf(paths);
+  let info;
+  try {
+    info = await lstat(seed);
+  } catch (error) {
+    if (isNotFound(error)) return;
+    throw makeIoError('inspect', seed, error);
+  }
+  if (!info.isFile()) return;
+  log.info({ path: seed }, 'removing the agent binary an install script left for earlier releases');
+  await removeIfExists(seed);
+}

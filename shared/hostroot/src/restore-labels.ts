@@ -1,0 +1,42 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { Logger } from '@aks-flex-node/log';
+import { findOnPath } from './find-on-path.js';
+
+const execFileAsync = promisify(execFile);
+
+/** Restores SELinux labels under a root; injectable so tests record the root. */
+export type Relabel = (log: Logger, root: string) => Promise<void>;
+
+/** Options for {@link restoreLabels}. */
+export interface RestoreLabelsOptions {
+  /** Where to look for `restorecon`; defaults to `PATH`. */
+  searchPath?: string;
+}
+
+/**
+ * Runs `restorecon -R <root>` when restorecon is on PATH. A new directory
+ * takes its parent's label (`usr_t` under `/opt`), while the policy expects
+ * `bin_t` for binaries, and files created later inherit the directory's
+ * label. A host without restorecon has no SELinux to satisfy. Never throws:
+ * a failed relabel is logged, because the agent may still run (permissive
+ * mode), and the binary check before any unit names the root catches a
+ * denial.
+ */
+export async function restoreLabels(
+  log: Logger,
+  root: string,
+  options: RestoreLabelsOptions = {},
+): Promise<void> {
+  const restorecon = await findOnPath('restorecon', options.searchPath ?? process.env.PATH ?? '');
+  if (restorecon === undefined) return;
+  try {
+    await execFileAsync(restorecon, ['-R', root], { encoding: 'utf8' });
+  } catch (error) {
+    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
+    log.warn(
+      { err: error, root, restorecon, output: `${stdout}${stderr}`.trim() },
+      'restoring SELinux labels under the host root failed; continuing with the inherited labels',
+    );
+  }
+}
