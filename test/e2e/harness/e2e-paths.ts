@@ -1,8 +1,15 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The checkout this harness belongs to; scripts and the built product are found from here. */
-export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+/**
+ * The checkout this harness belongs to; scripts and the built product are
+ * found from here. The sandbox runs the harness as a bundle outside the
+ * checkout, where this file's own location says nothing, so it names the
+ * checkout in AKS_FLEX_NODE_REPO_ROOT.
+ */
+export const repoRoot =
+  process.env.AKS_FLEX_NODE_REPO_ROOT ??
+  path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
 /** Builds or reuses the cached rootfs and prints its path (also called by .ci/run). */
 export const rootfsScript = path.join(repoRoot, 'scripts/e2e-rootfs.sh');

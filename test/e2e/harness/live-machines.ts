@@ -38,7 +38,10 @@ function installHandlersOnce(): void {
   if (handlersInstalled) return;
   handlersInstalled = true;
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
-    process.once(signal, () => {
+    // `on`, not `once`: with no listener left Node.js restores the default
+    // action, and a second Ctrl-C (a terminal sends one to the sandbox and
+    // its shell forwards another) would kill us half way through teardown.
+    process.on(signal, () => {
       destroyLiveMachines();
       // Exit as the signal would have, now that the machines are gone.
       process.exit(128 + constants.signals[signal]);

@@ -1,38 +1,38 @@
+import path from 'node:path';
+import { binaryFile, hostPaths, unitNames } from '@aks-flex-node/layout';
+
 /**
- * The product's names as seen from outside, for scenarios and diagnostics.
- * Copies of `shared/layout` (`unitNames`, `hostPaths`): the harness runs
- * from the workspace root, which does not depend on the workspace
- * packages, and a scenario should fail when the product moves a file an
- * operator relies on rather than follow it silently.
+ * The product's names as scenarios and diagnostics need them, taken from
+ * `shared/layout`, the one module that defines every on-disk name. The
+ * harness only renames them for the reader of a scenario.
  */
-export const productUnits = {
-  agent: 'aks-flex-node-agent.service',
-  agentSocket: 'aks-flex-node-agent.socket',
-  recovery: 'aks-flex-node-agent-recovery.service',
-  bootstrap: 'aks-flex-node-bootstrap.service',
-} as const;
+export const productUnits = unitNames;
 
 export const productPaths = {
   /** Where `start` installs the executable operators call. */
-  installedBinary: '/opt/unbounded/agent/bin/aks-flex-node',
-  socket: '/run/aks-flex-node/agent.sock',
-  configDir: '/etc/aks-flex-node',
-  unitDir: '/etc/systemd/system',
+  installedBinary: path.join(hostPaths.root, binaryFile),
+  socket: hostPaths.socket,
+  configDir: hostPaths.configDir,
+  unitDir: hostPaths.unitDir,
 } as const;
 
 /** The units whose journals a failed scenario prints: the agent, its recovery and first boot. */
 export const diagnosedUnits: readonly string[] = [
-  productUnits.agent,
-  productUnits.recovery,
-  productUnits.bootstrap,
+  unitNames.agent,
+  unitNames.recovery,
+  unitNames.bootstrap,
 ];
 
-/** Directories the layout tree shows in full. */
+/**
+ * Directories the layout tree shows in full: the host root's parent (owned
+ * by the host, so whatever else is there shows too), the legacy binaries
+ * and the configuration.
+ */
 export const layoutRoots: readonly string[] = [
-  '/opt/unbounded',
-  '/usr/local/bin',
-  productPaths.configDir,
+  hostPaths.parent,
+  path.dirname(hostPaths.legacySeed),
+  hostPaths.configDir,
 ];
 
-/** Entries of the unit directory the layout tree shows (including `*.wants` links). */
+/** Entries of the unit directory the layout tree shows, `*.wants` links included. */
 export const unitGlob = 'aks-flex-node*';
