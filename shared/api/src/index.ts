@@ -27,3 +27,23 @@ export { statusResponseSchema } from './status.js';
 export type { StatusResponse } from './status.js';
 export { capabilities, versionInfoSchema } from './version.js';
 export type { VersionInfo } from './version.js';
+export {
+  agentUpgradeRequestSchema,
+  isTerminalOperationState,
+  operationEventSchema,
+  operationSchema,
+  operationStateSchema,
+  operationStates,
+  recoveryRequestSchema,
+  recoveryResponseSchema,
+  upgradeSignalSchema,
+} from './upgrade.js';
+export type {
+  AgentUpgradeRequest,
+  Operation,
+  OperationEvent,
+  OperationState,
+  RecoveryRequest,
+  RecoveryResponse,
+  UpgradeSignal,
+} from './upgrade.js';

@@ -39,6 +39,10 @@ export interface HostPaths {
   readonly activationLock: string;
   /** The binary install scripts seed for releases that predate the host root. */
   readonly legacySeed: string;
+  /** Durable daemon state that is not configuration: operation records survive restarts. */
+  readonly stateDir: string;
+  /** One JSON record per finished operation, so a result outlives the daemon that produced it. */
+  readonly operationsDir: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -62,6 +66,8 @@ export function hostPathsUnder(prefix: string): HostPaths {
     socket: path.join(runDir, 'agent.sock'),
     activationLock: path.join(runDir, 'activation.lock'),
     legacySeed: at('/usr/local/bin/aks-flex-node'),
+    stateDir: at('/var/lib/aks-flex-node'),
+    operationsDir: at('/var/lib/aks-flex-node/operations'),
   };
 }
 

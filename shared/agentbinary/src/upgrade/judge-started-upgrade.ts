@@ -1,0 +1,127 @@
+import type { Operation, UpgradeSignal } from '@aks-flex-node/api';
+import { failpoint, failpoints } from '@aks-flex-node/failpoints';
+import type { Logger } from '@aks-flex-node/log';
+import type { AgentBinaryPaths } from '../agent-binary-paths.js';
+import { resolveIfPresent } from '../resolve-link.js';
+import {
+  clearUpgradeSignal,
+  readUpgradeSignal,
+  writeUpgradeSignal,
+} from '../signal/upgrade-signal-file.js';
+import { isSlot } from './candidate-slot.js';
+import { rollbackUpgradeFiles } from './rollback-files.js';
+
+/** What {@link judgeStartedUpgrade} needs. */
+export interface JudgeOptions {
+  paths: AgentBinaryPaths;
+  signalFile: string;
+  /** This daemon's instance id; it never judges a signal it wrote itself. */
+  instanceId: string;
+  /** The resolved executable this process runs. */
+  runningExecutable: string;
+  log: Logger;
+  recordResult: (operation: Operation) => Promise<void>;
+  /** Asks systemd to restart the agent (into last-good after a rollback). */
+  scheduleRestart: () => Promise<void>;
+  now: () => Date;
+}
+
+/** How a start judged the signal it found. */
+export type JudgeOutcome =
+  'no-signal' | 'own-signal' | 'succeeded' | 'failed' | 'rolled-back' | 'restart-scheduled';
+
+/**
+ * Judges a pending AgentUpgrade at daemon start, after the stability
+ * interval: the started binary must be the candidate `current` names. A
+ * success is recorded and the signal cleared. A failure is recorded on the
+ * signal first (so a crash here is retried), the files are rolled back, and
+ * a process that is not last-good schedules a restart into it and keeps the
+ * signal: the last-good process that starts next finishes the record.
+ */
+export async function judgeStartedUpgrade(options: JudgeOptions): Promise<JudgeOutcome> {
+  const { log, paths, signalFile } = options;
+  let signal = await readUpgradeSignal(signalFile);
+  if (signal === undefined) return 'no-signal';
+  if (signal.failure === undefined && signal.initiatingDaemonInstance === options.instanceId)
+    return 'own-signal';
+  if (signal.failure === undefined) {
+    const problem = await findStartProblem(options, signal);
+    if (problem === undefined) {
+      await options.recordResult(
+        resultFrom(signal, 'succeeded', 'AgentUpgrade completed', options.now()),
+      );
+      failpoint(failpoints.judgeResultWritten);
+      await clearUpgradeSignal(signalFile);
+      log.info(
+        { operation: signal.operationName, version: signal.candidateVersion },
+        'AgentUpgrade completed',
+      );
+      return 'succeeded';
+    }
+    const current = await resolveIfPresent(paths.current);
+    signal = { ...signal, failure: problem, recoveryRequired: current === signal.candidatePath };
+    await writeUpgradeSignal(signalFile, signal);
+    failpoint(failpoints.judgeFailureRecorded);
+    log.warn(
+      { operation: signal.operationName, failure: problem },
+      'the upgraded daemon did not start as expected',
+    );
+  }
+  const rollback = await rollbackUpgradeFiles(paths, signal, log);
+  const lastGood = await resolveIfPresent(paths.lastGood);
+  if (signal.recoveryRequired === true && options.runningExecutable !== lastGood) {
+    // The terminal record waits until last-good runs: only then is the host
+    // known to have a working agent again.
+    await options.scheduleRestart();
+    log.warn({ operation: signal.operationName, lastGood }, 'restarting into the last-good binary');
+    return 'restart-scheduled';
+  }
+  const state = rollback.rolledBack ? 'rolled-back' : 'failed';
+  await options.recordResult(
+    resultFrom(signal, state, signal.failure ?? 'AgentUpgrade failed', options.now()),
+  );
+  failpoint(failpoints.judgeResultWritten);
+  await clearUpgradeSignal(signalFile);
+  log.warn(
+    { operation: signal.operationName, state, failure: signal.failure },
+    'AgentUpgrade failed',
+  );
+  return state;
+}
+
+async function findStartProblem(
+  options: JudgeOptions,
+  signal: UpgradeSignal,
+): Promise<string | undefined> {
+  const { paths } = options;
+  if (!isSlot(paths, signal.candidatePath)) return 'interrupted before selecting a candidate slot';
+  const current = await resolveIfPresent(paths.current);
+  if (current !== signal.candidatePath) return 'interrupted before switching the candidate binary';
+  if (options.runningExecutable !== signal.candidatePath) {
+    return `the daemon started from ${options.runningExecutable}, not the candidate ${signal.candidatePath}`;
+  }
+  return undefined;
+}
+
+function resultFrom(
+  signal: UpgradeSignal,
+  state: Operation['state'],
+  message: string,
+  now: Date,
+): Operation {
+  const operation: Operation = {
+    id: signal.operationName,
+    kind: 'agent-upgrade',
+    state,
+    phase: 'judged',
+    message,
+    startedAt: signal.startedAt ?? now.toISOString(),
+    finishedAt: now.toISOString(),
+  };
+  if (signal.sourceUrl !== undefined) operation.sourceUrl = signal.sourceUrl;
+  if (signal.previousPath !== undefined) operation.fromPath = signal.previousPath;
+  if (signal.candidatePath !== undefined) operation.toPath = signal.candidatePath;
+  if (signal.candidateVersion !== undefined) operation.toVersion = signal.candidateVersion;
+  if (signal.switchedAt !== undefined) operation.switchedAt = signal.switchedAt;
+  return operation;
+}

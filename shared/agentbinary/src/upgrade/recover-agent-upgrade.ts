@@ -1,0 +1,42 @@
+import { failpoint, failpoints } from '@aks-flex-node/failpoints';
+import type { Logger } from '@aks-flex-node/log';
+import type { AgentBinaryPaths } from '../agent-binary-paths.js';
+import { readUpgradeSignal, writeUpgradeSignal } from '../signal/upgrade-signal-file.js';
+import { rollbackUpgradeFiles, type RollbackResult } from './rollback-files.js';
+
+/** The message recorded when the caller gives none. */
+export const defaultRecoveryMessage = 'upgraded daemon failed to start; restored last-good binary';
+
+/**
+ * Records that the upgraded daemon failed and restores last-good, as the
+ * recovery unit (through last-good's `recover-agent-upgrade`), the upgrade
+ * guard and `POST /v1/recovery` ask. With no signal there is nothing to
+ * recover: an ordinary failure never changes the selected binary. The caller
+ * holds the activation lock.
+ */
+export async function recoverAgentUpgrade(
+  paths: AgentBinaryPaths,
+  signalFile: string,
+  message: string | undefined,
+  log: Logger,
+): Promise<RollbackResult> {
+  const signal = await readUpgradeSignal(signalFile);
+  if (signal === undefined) {
+    log.info({ signal: signalFile }, 'no AgentUpgrade is pending; nothing to recover');
+    return { rolledBack: false, current: undefined };
+  }
+  const failure =
+    message?.trim() === undefined || message.trim() === ''
+      ? defaultRecoveryMessage
+      : message.trim();
+  // Recorded before the files change: a crash after this is finished by the next start.
+  const recorded = { ...signal, failure: signal.failure ?? failure, recoveryRequired: true };
+  await writeUpgradeSignal(signalFile, recorded);
+  failpoint(failpoints.rollbackFailureRecorded);
+  const result = await rollbackUpgradeFiles(paths, recorded, log);
+  log.warn(
+    { operation: signal.operationName, current: result.current, failure },
+    'recovered from a failed AgentUpgrade',
+  );
+  return result;
+}

@@ -1,0 +1,53 @@
+import type { UpgradeSignal } from '@aks-flex-node/api';
+import { failpoint, failpoints } from '@aks-flex-node/failpoints';
+import { replaceSymlinkAtomic } from '@aks-flex-node/fs';
+import { AgentError, type Logger } from '@aks-flex-node/log';
+import type { AgentBinaryPaths } from '../agent-binary-paths.js';
+import { resolveIfPresent } from '../resolve-link.js';
+import { isSlot } from './candidate-slot.js';
+
+/** What a rollback did. */
+export interface RollbackResult {
+  rolledBack: boolean;
+  /** Where `current` resolves afterwards. */
+  current: string | undefined;
+}
+
+/**
+ * Points `current` back at last-good when the signal shows the switch may
+ * have happened (switchCommitted, recoveryRequired, or the candidate is what
+ * `current` names). Otherwise it does nothing: a host whose switch never
+ * happened is never downgraded. Idempotent; the caller keeps the signal
+ * until it succeeded, so a failed rollback is retried.
+ *
+ * Throws UPGRADE_FAILED when last-good cannot be resolved.
+ */
+export async function rollbackUpgradeFiles(
+  paths: AgentBinaryPaths,
+  signal: UpgradeSignal | undefined,
+  log: Logger,
+): Promise<RollbackResult> {
+  const current = await resolveIfPresent(paths.current);
+  if (signal === undefined) return { rolledBack: false, current };
+  const candidateActive = isSlot(paths, signal.candidatePath) && current === signal.candidatePath;
+  if (signal.switchCommitted !== true && signal.recoveryRequired !== true && !candidateActive) {
+    return { rolledBack: false, current };
+  }
+  const lastGood = await resolveIfPresent(paths.lastGood);
+  if (lastGood === undefined) {
+    throw new AgentError(
+      'UPGRADE_FAILED',
+      `resolve last-good agent binary ${paths.lastGood}: it is missing or dangling`,
+      {
+        path: paths.lastGood,
+        hint: 'reinstall the agent with `aks-flex-node start` from a known-good release',
+      },
+    );
+  }
+  if (current !== lastGood) {
+    await replaceSymlinkAtomic(paths.current, lastGood);
+    log.info({ current: lastGood, from: current }, 'pointed current back at the last-good binary');
+  }
+  failpoint(failpoints.rollbackCurrentRestored);
+  return { rolledBack: true, current: lastGood };
+}

@@ -1,0 +1,177 @@
+import type { VersionInfo } from '@aks-flex-node/api';
+import { failpoint, failpoints } from '@aks-flex-node/failpoints';
+import { replaceSymlinkAtomic } from '@aks-flex-node/fs';
+import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
+import type { AgentBinaryPaths } from '../agent-binary-paths.js';
+import { ensureAgentBinaryLayout } from '../ensure-layout.js';
+import { resolveIfPresent } from '../resolve-link.js';
+import {
+  clearUpgradeSignal,
+  readUpgradeSignal,
+  updateUpgradeSignal,
+  writeUpgradeSignal,
+} from '../signal/upgrade-signal-file.js';
+import { candidateSlotFor } from './candidate-slot.js';
+import { daemonInstanceId } from './instance-id.js';
+import { rollbackUpgradeFiles } from './rollback-files.js';
+
+/** The steps an upgrade reports as its phase. */
+export type StagePhase = 'recording' | 'downloading' | 'extracting' | 'verifying' | 'switching';
+
+/** What {@link stageAndSwitch} needs. The archive and candidate handling are injected. */
+export interface StageOptions {
+  paths: AgentBinaryPaths;
+  signalFile: string;
+  operationId: string;
+  /** The source URL without query or fragment; it goes into the signal and the logs. */
+  redactedUrl: string;
+  log: Logger;
+  /** Runs before anything is written (the legacy-seed guard); its error refuses the upgrade. */
+  guard: () => Promise<void>;
+  /** Downloads (or copies) the archive; returns its local path and how to remove it. */
+  fetchArchive: () => Promise<{ archivePath: string; cleanup: () => Promise<void> }>;
+  /** Validates the archive and installs its one member at the slot, atomically. */
+  installMember: (archivePath: string, slot: string) => Promise<void>;
+  /** Runs the installed candidate (`version --json`) and refuses one that cannot serve this host. */
+  inspectCandidate: (slot: string) => Promise<VersionInfo>;
+  onPhase: (phase: StagePhase) => void;
+  now: () => Date;
+}
+
+/** What a successful switch leaves behind. */
+export interface StageResult {
+  previous: string;
+  candidate: string;
+  candidateVersion: VersionInfo;
+}
+
+/**
+ * Stages the archive's binary into the inactive slot and switches `current`
+ * to it, under the caller's activation lock. Every step is durable before the
+ * next, and a failpoint sits between each pair, so a kill at any point leaves
+ * a state the next daemon start judges: either the candidate is current and
+ * committed, or last-good is current.
+ *
+ * On any failure it rolls the files back (only if the switch happened),
+ * clears the signal and rethrows: the old daemon keeps running.
+ */
+export async function stageAndSwitch(options: StageOptions): Promise<StageResult> {
+  const { log, paths, signalFile } = options;
+  await options.guard();
+  await recordPending(options);
+  try {
+    return await stageAfterRecording(options);
+  } catch (error) {
+    await abortUpgrade(paths, signalFile, log, error);
+    throw error;
+  }
+}
+
+/**
+ * The signal is written first, before anything changes: if this process dies
+ * anywhere later, the next start finds it and judges what happened.
+ */
+async function recordPending(options: StageOptions): Promise<void> {
+  options.onPhase('recording');
+  const existing = await readUpgradeSignal(options.signalFile);
+  if (existing !== undefined) {
+    throw new AgentError(
+      'ACTIVATION_IN_PROGRESS',
+      `an AgentUpgrade is already pending (${existing.operationName}); ${options.signalFile} records it`,
+      {
+        path: options.signalFile,
+        hint: 'wait for it to finish (see `aks-flex-node status`), then try again',
+      },
+    );
+  }
+  await writeUpgradeSignal(options.signalFile, {
+    operationName: options.operationId,
+    initiatingDaemonInstance: daemonInstanceId,
+    sourceUrl: options.redactedUrl,
+    startedAt: options.now().toISOString(),
+  });
+  failpoint(failpoints.upgradeSignalWritten);
+}
+
+async function stageAfterRecording(options: StageOptions): Promise<StageResult> {
+  const { log, paths, signalFile } = options;
+  await ensureAgentBinaryLayout(paths, log);
+  const previous = await resolveIfPresent(paths.current);
+  if (previous === undefined) {
+    throw new AgentError(
+      'UPGRADE_FAILED',
+      `resolve current agent binary ${paths.current}: missing`,
+      { path: paths.current },
+    );
+  }
+  const candidate = candidateSlotFor(paths, previous);
+  await updateUpgradeSignal(signalFile, { candidatePath: candidate, previousPath: previous });
+  failpoint(failpoints.upgradeCandidateRecorded);
+
+  options.onPhase('downloading');
+  const { archivePath, cleanup } = await options.fetchArchive();
+  let candidateVersion: VersionInfo;
+  try {
+    // If last-good names the slot about to be overwritten, it is moved to the
+    // running binary first, so the last-good binary is never the one replaced.
+    const isLastGoodProtected = (await resolveIfPresent(paths.lastGood)) === candidate;
+    if (isLastGoodProtected) {
+      await replaceSymlinkAtomic(paths.lastGood, previous);
+      failpoint(failpoints.upgradeLastGoodProtected);
+    }
+    options.onPhase('extracting');
+    await options.installMember(archivePath, candidate);
+    failpoint(failpoints.upgradeCandidateInstalled);
+    options.onPhase('verifying');
+    candidateVersion = await options.inspectCandidate(candidate);
+    // Otherwise last-good moves only now, after the candidate proved it runs:
+    // a refused candidate leaves a distinct last-good untouched.
+    if (!isLastGoodProtected) {
+      await replaceSymlinkAtomic(paths.lastGood, previous);
+      failpoint(failpoints.upgradeLastGoodUpdated);
+    }
+  } finally {
+    await cleanup();
+  }
+  options.onPhase('switching');
+  await replaceSymlinkAtomic(paths.current, candidate);
+  failpoint(failpoints.upgradeSwitched);
+  await updateUpgradeSignal(signalFile, {
+    switchCommitted: true,
+    switchedAt: options.now().toISOString(),
+    candidateVersion: candidateVersion.version,
+  });
+  failpoint(failpoints.upgradeSwitchCommitted);
+  log.info(
+    { previous, candidate, version: candidateVersion.version, source: options.redactedUrl },
+    'switched to the upgraded agent binary',
+  );
+  return { previous, candidate, candidateVersion };
+}
+
+/**
+ * Undoes a failed upgrade: files back (only if the switch happened), then the
+ * signal goes. If the rollback itself fails the signal stays, so the next
+ * start (or the recovery unit) retries it.
+ */
+async function abortUpgrade(
+  paths: AgentBinaryPaths,
+  signalFile: string,
+  log: Logger,
+  cause: unknown,
+): Promise<void> {
+  try {
+    const signal = await readUpgradeSignal(signalFile);
+    await rollbackUpgradeFiles(paths, signal, log);
+    await clearUpgradeSignal(signalFile);
+    log.warn(
+      { err: cause },
+      'AgentUpgrade failed before the restart; the running agent is unchanged',
+    );
+  } catch (rollbackError) {
+    log.error(
+      { err: rollbackError, cause: messageOf(cause) },
+      'AgentUpgrade failed and its rollback failed too; the signal is kept so the next start retries',
+    );
+  }
+}

@@ -1,0 +1,102 @@
+import { z } from 'zod';
+
+/** `POST /v1/agent-upgrades`: where the release archive is, and optionally its digest. */
+export const agentUpgradeRequestSchema = z.strictObject({
+  source: z.strictObject({
+    /** An http, https or file URL of `aks-flex-node-<version>-linux-<arch>.tar.gz`. */
+    url: z.string().min(1).max(8192),
+    /** The archive's SHA-256 in hex; enforced when given. */
+    sha256: z.string().max(80).optional(),
+  }),
+});
+export type AgentUpgradeRequest = z.infer<typeof agentUpgradeRequestSchema>;
+
+/**
+ * Where an operation is. `restarting` spans the daemon's restart into the
+ * candidate; the restarted daemon (or the rollback) ends it.
+ */
+export const operationStates = [
+  'running',
+  'restarting',
+  'succeeded',
+  'failed',
+  'rolled-back',
+] as const;
+export const operationStateSchema = z.enum(operationStates);
+export type OperationState = z.infer<typeof operationStateSchema>;
+
+/** Whether an operation in this state has ended. */
+export function isTerminalOperationState(state: OperationState): boolean {
+  return state === 'succeeded' || state === 'failed' || state === 'rolled-back';
+}
+
+/** An operation as `GET /v1/operations/{id}` reports it. URLs in it are always redacted. */
+export const operationSchema = z.strictObject({
+  id: z.string(),
+  kind: z.literal('agent-upgrade'),
+  state: operationStateSchema,
+  /** The step running now, or the last one. */
+  phase: z.string(),
+  message: z.string().optional(),
+  sourceUrl: z.string().optional(),
+  fromPath: z.string().optional(),
+  toPath: z.string().optional(),
+  toVersion: z.string().optional(),
+  startedAt: z.string(),
+  switchedAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+});
+export type Operation = z.infer<typeof operationSchema>;
+
+/** One line of an operation's event stream (`GET /v1/operations/{id}/events`, NDJSON). */
+export const operationEventSchema = z.strictObject({
+  seq: z.number().int(),
+  at: z.string(),
+  phase: z.string(),
+  state: operationStateSchema,
+  receivedBytes: z.number().int().optional(),
+  totalBytes: z.number().int().optional(),
+  message: z.string().optional(),
+});
+export type OperationEvent = z.infer<typeof operationEventSchema>;
+
+/**
+ * `/etc/aks-flex-node/agent-upgrade-signal.json`: the durable record of an
+ * upgrade in flight. Earlier releases read and write the same file, so its
+ * field names are theirs, and fields this release does not know are kept.
+ */
+export const upgradeSignalSchema = z.looseObject({
+  operationName: z.string().trim().min(1, 'operationName is empty'),
+  activeMachine: z
+    .string()
+    .trim()
+    .refine(
+      (value) => value === '' || value === 'kube1' || value === 'kube2',
+      'invalid active machine',
+    )
+    .optional(),
+  candidatePath: z.string().trim().optional(),
+  initiatingDaemonInstance: z.string().trim().optional(),
+  switchCommitted: z.boolean().optional(),
+  recoveryRequired: z.boolean().optional(),
+  failure: z.string().trim().optional(),
+  // This release's additions: enough for the restarted daemon to finish the operation record.
+  sourceUrl: z.string().optional(),
+  previousPath: z.string().optional(),
+  startedAt: z.string().optional(),
+  switchedAt: z.string().optional(),
+  candidateVersion: z.string().optional(),
+});
+export type UpgradeSignal = z.infer<typeof upgradeSignalSchema>;
+
+/** `POST /v1/recovery`: what the recovery shim asks the daemon to do. */
+export const recoveryRequestSchema = z.strictObject({ message: z.string().max(4096).optional() });
+export type RecoveryRequest = z.infer<typeof recoveryRequestSchema>;
+
+/** The answer to a recovery request. */
+export const recoveryResponseSchema = z.strictObject({
+  recovered: z.boolean(),
+  current: z.string().optional(),
+  message: z.string(),
+});
+export type RecoveryResponse = z.infer<typeof recoveryResponseSchema>;

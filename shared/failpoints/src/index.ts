@@ -1,0 +1,40 @@
+/**
+ * Named crash points between the durable steps of multi-step host changes.
+ * Inert unless the environment variable AKS_FLEX_NODE_FAILPOINT names one;
+ * then the process kills itself with SIGKILL at that point, as a power cut or
+ * an OOM kill would. The crash tests iterate over {@link allFailpoints}, so a
+ * step added here is a step the tests kill at.
+ */
+export const failpoints = {
+  // AgentUpgrade staging and switching (daemon, under the activation lock).
+  upgradeSignalWritten: 'upgrade/signal-written',
+  upgradeCandidateRecorded: 'upgrade/candidate-recorded',
+  upgradeLastGoodProtected: 'upgrade/last-good-protected',
+  upgradeCandidateInstalled: 'upgrade/candidate-installed',
+  upgradeLastGoodUpdated: 'upgrade/last-good-updated',
+  upgradeSwitched: 'upgrade/switched',
+  upgradeSwitchCommitted: 'upgrade/switch-committed',
+  // Judging at the next daemon start.
+  judgeFailureRecorded: 'judge/failure-recorded',
+  judgeResultWritten: 'judge/result-written',
+  // Rollback of files (judge, recover-agent-upgrade, the guard).
+  rollbackFailureRecorded: 'rollback/failure-recorded',
+  rollbackCurrentRestored: 'rollback/current-restored',
+} as const;
+
+export type FailpointName = (typeof failpoints)[keyof typeof failpoints];
+
+/** Every failpoint, for tests that kill the process at each one. */
+export const allFailpoints: readonly FailpointName[] = Object.values(failpoints);
+
+/** The environment variable that arms one failpoint (or several, comma-separated). */
+export const failpointEnv = 'AKS_FLEX_NODE_FAILPOINT';
+
+/** Kills this process here if the environment arms this failpoint; otherwise does nothing. */
+export function failpoint(name: FailpointName): void {
+  const armed = process.env[failpointEnv];
+  if (armed === undefined || armed === '') return;
+  if (!armed.split(',').includes(name)) return;
+  process.stderr.write(`failpoint ${name}: killing the process\n`);
+  process.kill(process.pid, 'SIGKILL');
+}
