@@ -7,7 +7,15 @@
 // Tests build a second version into another directory to upgrade to it.
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
@@ -154,7 +162,11 @@ async function main() {
   await bundle(path.join(workspace, 'services/cli/src/main.ts'), script);
   const binary = path.join(outDir, 'aks-flex-node');
   log('making the single executable');
-  makeSea(node, script, binary);
+  // Built beside and renamed over the old one: a running copy (a test host,
+  // the sandbox) keeps its inode, and a failed build leaves the old binary.
+  const staged = path.join(workDir, 'aks-flex-node');
+  makeSea(node, script, staged);
+  renameSync(staged, binary);
   if (!flags['no-archive']) log(`wrote ${makeArchive(binary)}`);
   rmSync(workDir, { recursive: true, force: true });
   log(`wrote ${binary}`);

@@ -5,9 +5,23 @@
 bats_require_minimum_version 1.5.0
 load test_helper
 
+# A fake systemctl that logs its arguments; the agent unit is failed (is-active
+# exits 3), as it is when OnFailure= runs the shim. RESET_STATUS sets the
+# reset-failed step's status.
+fake_systemctl() {
+  cat >"$FAKE_BIN/systemctl" <<FAKE
+#!/usr/bin/env bash
+echo "systemctl \$*" >>"$BATS_TEST_TMPDIR/calls"
+[[ "\$1" == is-active ]] && exit \${AGENT_ACTIVE_STATUS:-3}
+[[ "\$1" == reset-failed ]] && exit \${RESET_STATUS:-0}
+exit 0
+FAKE
+  chmod +x "$FAKE_BIN/systemctl"
+}
+
 setup() {
   make_fake_bin
-  fake_command systemctl 0
+  fake_systemctl
   slot_dir="$BATS_TEST_TMPDIR/lib/aks-flex-node"
   signal="$BATS_TEST_TMPDIR/etc/agent-upgrade-signal.json"
   mkdir -p "$slot_dir" "$(dirname "$signal")"
@@ -53,7 +67,7 @@ BIN
   echo '{}' >"$signal"
   last_good_binary 0
   run -0 "$shim"
-  run cat "$BATS_TEST_TMPDIR/calls"
+  run grep -v is-active "$BATS_TEST_TMPDIR/calls"
   [ "${lines[0]}" = 'last-good recover-agent-upgrade --message upgraded daemon failed repeatedly; restored last-good binary' ]
   [ "${lines[1]}" = 'systemctl reset-failed aks-flex-node-agent.service' ]
   [ "${lines[2]}" = 'systemctl --no-block restart aks-flex-node-agent.service' ]
@@ -62,13 +76,26 @@ BIN
 @test "agentbinary#5.3 every step runs after a failure, and the status is the last failing step's" {
   echo '{}' >"$signal"
   last_good_binary 7
-  cat >"$FAKE_BIN/systemctl" <<FAKE
-#!/usr/bin/env bash
-echo "systemctl \$*" >>"$BATS_TEST_TMPDIR/calls"
-[[ "\$1" == reset-failed ]] && exit 3
-exit 0
-FAKE
-  run -3 "$shim"
-  run -0 grep -c . "$BATS_TEST_TMPDIR/calls"
+  RESET_STATUS=3 run -3 "$shim"
+  run -0 grep -vc is-active "$BATS_TEST_TMPDIR/calls"
   [ "$output" -eq 3 ]
+}
+
+@test "recovery shim: a daemon that is active and answers recovers itself; last-good is not run" {
+  echo '{}' >"$signal"
+  last_good_binary 0
+  fake_command curl 0
+  AGENT_ACTIVE_STATUS=0 run -0 "$shim"
+  run -0 cat "$BATS_TEST_TMPDIR/calls"
+  [[ "$output" == *"curl -fsS --max-time 5 --unix-socket /run/aks-flex-node/agent.sock"*"/v1/recovery"* ]]
+  [[ "$output" != *"last-good recover-agent-upgrade"* ]]
+}
+
+@test "recovery shim: a daemon that does not answer falls back to last-good's recover-agent-upgrade" {
+  echo '{}' >"$signal"
+  last_good_binary 0
+  fake_command curl 7
+  AGENT_ACTIVE_STATUS=0 run -0 "$shim"
+  run -0 cat "$BATS_TEST_TMPDIR/calls"
+  [[ "$output" == *"last-good recover-agent-upgrade"* ]]
 }

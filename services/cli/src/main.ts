@@ -14,6 +14,11 @@ const commands: Record<string, () => Promise<(args: string[]) => Promise<number>
   daemon: async () => (await import('./commands/agent.js')).runAgent,
   start: async () => (await import('./commands/start.js')).runStart,
   bootstrap: async () => (await import('./commands/start.js')).runStart,
+  'agent-upgrade': async () => (await import('./commands/agent-upgrade.js')).runAgentUpgrade,
+  'recover-agent-upgrade': async () =>
+    (await import('./commands/recover-agent-upgrade.js')).runRecoverAgentUpgrade,
+  'guard-agent-upgrade': async () =>
+    (await import('./commands/guard-agent-upgrade.js')).runGuardAgentUpgrade,
   help: () => Promise.resolve(runHelp),
 };
 
@@ -25,6 +30,10 @@ commands:
   host-root [--planned] [--json]   where the agent's files are (or will be)
   host-root --migrate [--json]     link an earlier release's installation (asks the daemon)
   start [--config PATH] [--json]   install this binary as the agent and start it (root)
+  agent-upgrade --url URL [--sha256 HEX] [--json]
+                                   upgrade the agent blue/green from a release archive
+  recover-agent-upgrade --message TEXT
+                                   restore last-good after a failed upgrade (the recovery unit runs it)
   agent --config PATH              run the daemon (as the agent unit does)
   help                             print this text
 

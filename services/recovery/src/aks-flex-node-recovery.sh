@@ -8,7 +8,19 @@ set -euo pipefail
 readonly last_good_link=/usr/local/lib/aks-flex-node/aks-flex-node-last-good
 readonly signal_file=/etc/aks-flex-node/agent-upgrade-signal.json
 readonly agent_unit=aks-flex-node-agent.service
+readonly agent_socket=/run/aks-flex-node/agent.sock
 readonly script_name=aks-flex-node-recovery
+readonly recovery_message="upgraded daemon failed repeatedly; restored last-good binary"
+
+# Asks a running daemon to recover, with a short timeout. Only a daemon that
+# is active is asked: connecting to the socket of a failed one would make
+# systemd try to start it again through socket activation.
+ask_daemon() {
+  systemctl is-active --quiet "$agent_unit" || return 1
+  command -v curl >/dev/null 2>&1 || return 1
+  curl -fsS --max-time 5 --unix-socket "$agent_socket" -H 'content-type: application/json' \
+    -d "{\"message\":\"$recovery_message\"}" http://localhost/v1/recovery >/dev/null
+}
 
 main() {
   local last_good status=0
@@ -22,8 +34,12 @@ main() {
     echo "$script_name: no executable last-known-good AKS Flex Node agent binary at $last_good_link" >&2
     exit 1
   fi
+  # A daemon that answers recovers and restarts itself, under its own lock.
+  if ask_daemon; then
+    exit 0
+  fi
   # Each step runs even when an earlier one failed; the exit status is the last failure's.
-  "$last_good" recover-agent-upgrade --message "upgraded daemon failed repeatedly; restored last-good binary" || status=$?
+  "$last_good" recover-agent-upgrade --message "$recovery_message" || status=$?
   # Clears the start-limit counter, or the restart below would be refused.
   systemctl reset-failed "$agent_unit" || status=$?
   # Only enqueue: this runs inside a job the agent's failure started, and waiting

@@ -8,6 +8,8 @@ import { createSilentLogger } from '@aks-flex-node/log';
 import { buildApp, bodyLimitBytes } from './app.js';
 import type { SupervisorDeps } from './deps.js';
 import { createMutationQueue } from './mutation-queue.js';
+import { createOperationRegistry } from './upgrade/operation-registry.js';
+import type { UpgradeService } from './upgrade/upgrade-service.js';
 
 const linked: HostRootResponse = {
   path: '/opt/unbounded/agent',
@@ -21,6 +23,16 @@ interface Fake {
   migrations: number;
   release?: () => void;
 }
+
+// These tests cover the host-root and status routes; upgrades have their own tests.
+const unused = () => Promise.reject(new Error('not used by this test'));
+const unusedUpgrades: UpgradeService = {
+  begin: unused,
+  get: unused,
+  judgeAtStart: unused,
+  recover: unused,
+  drain: () => Promise.resolve(),
+};
 
 let tmp: string;
 let app: FastifyInstance;
@@ -47,6 +59,8 @@ async function build(options: { blockMigration?: boolean } = {}) {
         return { before: 'absent', after: linked };
       },
     },
+    upgrades: unusedUpgrades,
+    operations: createOperationRegistry(),
     runMutation: (purpose, work) => queue.run(purpose, work),
     isActivationInProgress: () => Promise.resolve(queue.isBusy()),
     daemon: {

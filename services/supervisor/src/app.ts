@@ -7,6 +7,7 @@ import {
 } from 'fastify';
 import type { SupervisorDeps } from './deps.js';
 import { handleError } from './error-handler.js';
+import { agentUpgradeRoutes } from './routes/agent-upgrades.js';
 import { hostRootRoutes } from './routes/host-root.js';
 import { statusRoutes } from './routes/status.js';
 
@@ -51,5 +52,6 @@ export async function buildApp(
   );
   await app.register(statusRoutes(deps));
   await app.register(hostRootRoutes(deps));
+  await app.register(agentUpgradeRoutes(deps));
   return app;
 }

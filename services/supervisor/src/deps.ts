@@ -1,5 +1,7 @@
 import type { HostRootResponse, MigrateResponse, VersionInfo } from '@aks-flex-node/api';
 import type { Logger } from '@aks-flex-node/log';
+import type { OperationRegistry } from './upgrade/operation-registry.js';
+import type { UpgradeService } from './upgrade/upgrade-service.js';
 
 /** What the API needs to know about the host root; the real one wraps shared/hostroot. */
 export interface HostRootService {
@@ -13,6 +15,8 @@ export interface SupervisorDeps {
   log: Logger;
   version: VersionInfo;
   hostRoot: HostRootService;
+  upgrades: UpgradeService;
+  operations: OperationRegistry;
   /** Runs a mutation: one at a time, under the activation lock. */
   runMutation<T>(purpose: string, work: () => Promise<T>): Promise<T>;
   isActivationInProgress(): Promise<boolean>;

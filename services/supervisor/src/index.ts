@@ -14,3 +14,7 @@ export {
 } from './host-root-service.js';
 export { convergeHostInstall } from './install/install-agent.js';
 export type { ConvergeOptions } from './install/install-agent.js';
+export { createReleaseArchives } from './upgrade/release-archives.js';
+export type { ArchiveHandler, DownloadProgress, ParsedSource } from './upgrade/archive-handler.js';
+export { guardLegacySeed } from './upgrade/legacy-seed-guard.js';
+export { startupStabilityMs } from './run-daemon.js';

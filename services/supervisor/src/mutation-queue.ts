@@ -1,9 +1,18 @@
 import { acquireActivationLock } from '@aks-flex-node/lock';
-import { AgentError, type Logger } from '@aks-flex-node/log';
+import { AgentError, isAgentError, type Logger } from '@aks-flex-node/log';
 
 /** Runs host mutations one at a time, each under the activation lock. */
 export interface MutationQueue {
+  /** Runs `work` under the lock; refuses at once when busy. */
   run<T>(purpose: string, work: () => Promise<T>): Promise<T>;
+  /**
+   * Like run, but resolves as soon as the lock is taken, with the work's
+   * completion as `done`: an API call answers "accepted" only once its
+   * mutation holds the lock, and a refusal still comes back at once.
+   */
+  start<T>(purpose: string, work: () => Promise<T>): Promise<{ done: Promise<T> }>;
+  /** Like run, but waits (up to `timeoutMs`) for a busy lock; for work that must happen, such as judging at start. */
+  runWhenFree<T>(purpose: string, work: () => Promise<T>, timeoutMs?: number): Promise<T>;
   /** Whether a mutation of this daemon is running now. */
   isBusy(): boolean;
 }
@@ -21,33 +30,55 @@ export function createMutationQueue(options: {
   staleMs?: number;
 }): MutationQueue {
   let running: string | undefined;
+  const run = async <T>(purpose: string, work: () => Promise<T>): Promise<T> => {
+    if (running !== undefined) {
+      throw new AgentError(
+        'ACTIVATION_IN_PROGRESS',
+        `activation in progress: ${running} is running, so ${purpose} cannot start now`,
+        { hint: 'wait for it to finish (see `aks-flex-node status`), then try again' },
+      );
+    }
+    running = purpose;
+    try {
+      const lock = await acquireActivationLock({
+        lockPath: options.lockPath,
+        log: options.log,
+        purpose,
+        ...(options.staleMs === undefined ? {} : { staleMs: options.staleMs }),
+      });
+      try {
+        return await work();
+      } finally {
+        await lock.release();
+      }
+    } finally {
+      running = undefined;
+    }
+  };
   return {
     isBusy: () => running !== undefined,
-    run: async (purpose, work) => {
-      if (running !== undefined) {
-        throw new AgentError(
-          'ACTIVATION_IN_PROGRESS',
-          `activation in progress: ${running} is running, so ${purpose} cannot start now`,
-          {
-            hint: 'wait for it to finish (see `aks-flex-node status`), then try again',
-          },
-        );
-      }
-      running = purpose;
-      try {
-        const lock = await acquireActivationLock({
-          lockPath: options.lockPath,
-          log: options.log,
-          purpose,
-          ...(options.staleMs === undefined ? {} : { staleMs: options.staleMs }),
-        });
+    run,
+    start: async (purpose, work) => {
+      let markStarted: () => void = () => undefined;
+      const started = new Promise<void>((resolve) => (markStarted = resolve));
+      const done = run(purpose, () => {
+        markStarted();
+        return work();
+      });
+      // Whichever comes first: the lock taken, or the refusal.
+      await Promise.race([started, done]);
+      return { done };
+    },
+    runWhenFree: async (purpose, work, timeoutMs = 60_000) => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
         try {
-          return await work();
-        } finally {
-          await lock.release();
+          return await run(purpose, work);
+        } catch (error) {
+          if (!isAgentError(error, 'ACTIVATION_IN_PROGRESS') || Date.now() > deadline) throw error;
+          options.log.info({ purpose }, 'the activation lock is busy; trying again in a second');
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
         }
-      } finally {
-        running = undefined;
       }
     },
   };

@@ -9,6 +9,18 @@ import { createMutationQueue } from './mutation-queue.js';
 import { listenOn, type ListenTarget } from './socket/listen.js';
 import { holdSingleInstance } from './socket/single-instance.js';
 import { takeSystemdSocket } from './socket/systemd-socket.js';
+import type { ArchiveHandler } from './upgrade/archive-handler.js';
+import { guardLegacySeed } from './upgrade/legacy-seed-guard.js';
+import { createOperationRegistry } from './upgrade/operation-registry.js';
+import {
+  createSelfExitRestartExecutor,
+  createSystemdRestartExecutor,
+  type RestartExecutor,
+} from './upgrade/restart-executor.js';
+import { createUpgradeService } from './upgrade/upgrade-service.js';
+
+/** How long a started daemon must stay up before it judges a pending upgrade a success. */
+export const startupStabilityMs = 3_000;
 
 /** What {@link runDaemon} needs from its caller. */
 export interface DaemonOptions {
@@ -16,15 +28,20 @@ export interface DaemonOptions {
   log: Logger;
   version: VersionInfo;
   hostRoot: HostRootService;
+  archives: ArchiveHandler;
+  /** Whether systemd runs this daemon: then restarts go through systemd and a guard watches upgrades. */
+  managedBySystemd: boolean;
   /** Runs before the socket is served: migrate, seed, service assets. Fatal on error. */
   prepareHost: () => Promise<void>;
   /** Resolves when the daemon should stop (SIGTERM, SIGINT). */
   stopSignal: Promise<string>;
+  stabilityMs?: number;
 }
 
 /**
  * The daemon's life: guard against a second daemon, prepare the host, serve
- * the API until told to stop, then close cleanly. Resolves with the exit code.
+ * the API, judge a pending upgrade once it has been up a stability interval,
+ * and close cleanly when told to stop. Resolves with the exit code.
  */
 export async function runDaemon(options: DaemonOptions): Promise<number> {
   const { log, paths } = options;
@@ -34,15 +51,33 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
   const guard = await holdSingleInstance(paths.socket);
   try {
     await options.prepareHost();
+    let requestStop: (reason: string) => void = () => undefined;
+    const internalStop = new Promise<string>((resolve) => (requestStop = resolve));
+    const restart: RestartExecutor = options.managedBySystemd
+      ? createSystemdRestartExecutor(log)
+      : createSelfExitRestartExecutor(log, requestStop);
     const target: ListenTarget =
       passedFd === undefined
         ? { kind: 'self-bound', socketPath: paths.socket }
         : { kind: 'systemd', fd: passedFd };
     const queue = createMutationQueue({ lockPath: paths.activationLock, log });
+    const operations = createOperationRegistry();
+    const upgrades = createUpgradeService({
+      paths,
+      log,
+      queue,
+      registry: operations,
+      restart,
+      archives: options.archives,
+      guard: () => guardLegacySeed(paths, log),
+      now: () => new Date(),
+    });
     const app = await buildApp({
       log,
       version: options.version,
       hostRoot: options.hostRoot,
+      upgrades,
+      operations,
       runMutation: (purpose, work) => queue.run(purpose, work),
       isActivationInProgress: async () =>
         queue.isBusy() || (await isActivationLockHeld(paths.activationLock)),
@@ -61,15 +96,55 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
       { socket: paths.socket, via: target.kind, version: options.version.version },
       'daemon serving',
     );
-    const signal = await options.stopSignal;
+    const judging = judgeAfterStability(
+      upgrades.judgeAtStart,
+      options.stabilityMs ?? startupStabilityMs,
+      log,
+    );
+    const signal = await Promise.race([options.stopSignal, internalStop]);
     log.info({ signal }, 'daemon shutting down');
+    judging.cancel();
     // close() waits for requests in flight. A passed socket stays open in systemd,
     // so clients that connect meanwhile wait for the next daemon instead of failing.
     await app.close();
+    await Promise.all([judging.done, upgrades.drain()]);
     return 0;
   } finally {
     await guard.release();
   }
+}
+
+/**
+ * Judges a pending upgrade once this process has stayed up the stability
+ * interval: a binary that dies within it never reports itself a success.
+ */
+function judgeAfterStability(judge: () => Promise<unknown>, delayMs: number, log: Logger) {
+  let fired = false;
+  let markDone: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => (markDone = resolve));
+  const timer = setTimeout(() => {
+    fired = true;
+    judge()
+      .then((outcome) => {
+        log.info({ outcome }, 'judged the pending AgentUpgrade');
+      })
+      .catch((error: unknown) => {
+        // Not fatal: the signal stays, and the next start (or the guard) finishes it.
+        log.error(
+          { err: error },
+          'could not judge the pending AgentUpgrade; the next start retries',
+        );
+      })
+      .finally(markDone);
+  }, delayMs);
+  return {
+    done,
+    /** Stops a judgement that has not begun; one under way is awaited through `done`. */
+    cancel: () => {
+      clearTimeout(timer);
+      if (!fired) markDone();
+    },
+  };
 }
 
 /** A promise that resolves with the name of the first stop signal received. */

@@ -4,6 +4,13 @@ import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
 import { hostRootResponseSchema, migrateResponseSchema } from './host-root.js';
 import { errorFromProblem, problemSchema } from './problem.js';
 import { statusResponseSchema } from './status.js';
+import {
+  operationEventSchema,
+  operationSchema,
+  recoveryResponseSchema,
+  type AgentUpgradeRequest,
+  type OperationEvent,
+} from './upgrade.js';
 
 /** Options for {@link createApiClient}. */
 export interface ApiClientOptions {
@@ -17,6 +24,11 @@ export interface ApiClient {
   status(): Promise<z.infer<typeof statusResponseSchema>>;
   hostRoot(): Promise<z.infer<typeof hostRootResponseSchema>>;
   migrateHostRoot(): Promise<z.infer<typeof migrateResponseSchema>>;
+  beginAgentUpgrade(request: AgentUpgradeRequest): Promise<z.infer<typeof operationSchema>>;
+  operation(id: string): Promise<z.infer<typeof operationSchema>>;
+  /** Calls `onEvent` for each event of the operation's stream until the daemon ends it. */
+  followOperation(id: string, onEvent: (event: OperationEvent) => void): Promise<void>;
+  recover(message?: string): Promise<z.infer<typeof recoveryResponseSchema>>;
 }
 
 const daemonHint =
@@ -34,6 +46,16 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     status: () => call('GET', '/v1/status', statusResponseSchema),
     hostRoot: () => call('GET', '/v1/host-root', hostRootResponseSchema),
     migrateHostRoot: () => call('POST', '/v1/host-root/migrate', migrateResponseSchema, {}),
+    beginAgentUpgrade: (request) => call('POST', '/v1/agent-upgrades', operationSchema, request),
+    operation: (id) => call('GET', `/v1/operations/${encodeURIComponent(id)}`, operationSchema),
+    followOperation: (id, onEvent) => followEvents(options, id, onEvent),
+    recover: (message) =>
+      call(
+        'POST',
+        '/v1/recovery',
+        recoveryResponseSchema,
+        message === undefined ? {} : { message },
+      ),
   };
 }
 
@@ -137,4 +159,70 @@ function unreachable(socketPath: string, cause: unknown): AgentError {
       cause,
     },
   );
+}
+
+/**
+ * Reads an operation's NDJSON event stream line by line. The stream has no
+ * request timeout (a download may take minutes); it ends when the daemon
+ * ends it (restart or terminal state) or the connection drops.
+ */
+function followEvents(
+  options: ApiClientOptions,
+  id: string,
+  onEvent: (event: OperationEvent) => void,
+): Promise<void> {
+  const url = `/v1/operations/${encodeURIComponent(id)}/events`;
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      { socketPath: options.socketPath, method: 'GET', path: url },
+      (response) => {
+        if ((response.statusCode ?? 0) >= 400) {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => {
+            const problem = problemSchema.safeParse(
+              parseJsonOrUndefined(Buffer.concat(chunks).toString('utf8')),
+            );
+            reject(
+              problem.success
+                ? errorFromProblem(problem.data)
+                : new AgentError(
+                    'DAEMON_ERROR',
+                    `the daemon answered ${url} with status ${response.statusCode ?? 0}`,
+                  ),
+            );
+          });
+          return;
+        }
+        let buffered = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          buffered += chunk;
+          let newline = buffered.indexOf('\n');
+          while (newline >= 0) {
+            const line = buffered.slice(0, newline).trim();
+            buffered = buffered.slice(newline + 1);
+            if (line !== '') onEvent(operationEventSchema.parse(JSON.parse(line)));
+            newline = buffered.indexOf('\n');
+          }
+        });
+        response.on('end', resolve);
+        response.on('error', (error) => {
+          reject(unreachable(options.socketPath, error));
+        });
+      },
+    );
+    request.on('error', (error) => {
+      reject(unreachable(options.socketPath, error));
+    });
+    request.end();
+  });
+}
+
+function parseJsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }

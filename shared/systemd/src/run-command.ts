@@ -59,6 +59,8 @@ export interface Systemctl {
   resetFailed(unit: string): Promise<void>;
   restartNoBlock(unit: string): Promise<void>;
   isActive(unit: string): Promise<boolean>;
+  /** ActiveState and SubState, as `systemctl show` reports them. */
+  unitState(unit: string): Promise<{ activeState: string; subState: string }>;
 }
 
 /** Builds the real {@link Systemctl}; every call goes through one runner. Throws SYSTEMD_FAILED. */
@@ -94,5 +96,11 @@ export function createSystemctl(options: SystemctlOptions): Systemctl {
     resetFailed: (unit) => mustSucceed(['reset-failed', unit]),
     restartNoBlock: (unit) => mustSucceed(['--no-block', 'restart', unit]),
     isActive: async (unit) => (await systemctl(['is-active', '--quiet', unit])).exitCode === 0,
+    unitState: async (unit) => {
+      const result = await systemctl(['show', '--property=ActiveState,SubState', unit]);
+      const value = (key: string) =>
+        new RegExp(`^${key}=(.*)$`, 'm').exec(result.stdout)?.[1]?.trim() ?? '';
+      return { activeState: value('ActiveState'), subState: value('SubState') };
+    },
   };
 }

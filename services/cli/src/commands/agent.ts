@@ -1,9 +1,11 @@
 import { realpath } from 'node:fs/promises';
+import path from 'node:path';
 import { readAgentConfig } from '@aks-flex-node/config';
 import { hostPaths } from '@aks-flex-node/layout';
 import { createLogger } from '@aks-flex-node/log';
 import {
   convergeHostInstall,
+  createReleaseArchives,
   createHostRootService,
   runDaemon,
   waitForStopSignal,
@@ -36,6 +38,9 @@ export async function runAgent(args: string[]): Promise<number> {
     log,
     version: versionInfo(),
     hostRoot: createHostRootService(hostPaths, log),
+    // Archives are large: they go to the daemon's own state directory, not a tmpfs /tmp.
+    archives: createReleaseArchives(path.join(hostPaths.stateDir, 'downloads')),
+    managedBySystemd,
     prepareHost: async () => {
       await convergeHostInstall({
         paths: hostPaths,

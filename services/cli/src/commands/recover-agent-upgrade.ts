@@ -1,0 +1,35 @@
+import { recoverAgentUpgrade } from '@aks-flex-node/agentbinary';
+import { migrateHostRoot } from '@aks-flex-node/hostroot';
+import { hostPaths, hostRootMarkers } from '@aks-flex-node/layout';
+import { createLogger } from '@aks-flex-node/log';
+import { parseCommandArgs } from '../args.js';
+import { withLockWhenFree } from '../lock-when-free.js';
+import { printLine } from '../output.js';
+import { recoveryLayout } from '../recovery-layout.js';
+
+/**
+ * `aks-flex-node recover-agent-upgrade --message TEXT`: the recovery unit
+ * runs this through the last-good binary when the upgraded daemon cannot
+ * start. It records the failure and points `current` back at last-good,
+ * under the activation lock; the shim then restarts the agent.
+ */
+export async function runRecoverAgentUpgrade(args: string[]): Promise<number> {
+  const flags = parseCommandArgs('recover-agent-upgrade', args, { message: { type: 'string' } });
+  const log = createLogger({ bindings: { role: 'recover-agent-upgrade' } });
+  try {
+    await migrateHostRoot(log, hostPaths, hostRootMarkers());
+  } catch (error) {
+    // Recovery must work whatever state the host root is in.
+    log.warn({ err: error }, 'recovering the AgentUpgrade without migrating the host root');
+  }
+  const layout = await recoveryLayout();
+  const result = await withLockWhenFree(log, 'an AgentUpgrade recovery', () =>
+    recoverAgentUpgrade(layout, hostPaths.signalFile, flags.message, log),
+  );
+  printLine(
+    result.rolledBack
+      ? `restored the last-good binary ${result.current ?? ''}`
+      : 'no AgentUpgrade to recover',
+  );
+  return 0;
+}

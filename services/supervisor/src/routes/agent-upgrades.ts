@@ -1,0 +1,70 @@
+import type { FastifyInstance } from 'fastify';
+import {
+  agentUpgradeRequestSchema,
+  operationEventSchema,
+  operationSchema,
+  recoveryRequestSchema,
+  recoveryResponseSchema,
+} from '@aks-flex-node/api';
+import { AgentError } from '@aks-flex-node/log';
+import type { SupervisorDeps } from '../deps.js';
+import { parseBody } from '../parse-body.js';
+import { endsEventStream } from '../upgrade/operation-registry.js';
+
+function notFound(id: string): AgentError {
+  return new AgentError('NOT_FOUND', `no operation ${id}`, {
+    path: id,
+    hint: 'operation records are kept for the last 20 operations; see `aks-flex-node status`',
+  });
+}
+
+/**
+ * `POST /v1/agent-upgrades` (a mutation: 202 once it holds the lock, 409 at
+ * once when another runs), `GET /v1/operations/{id}`, its NDJSON event
+ * stream, and `POST /v1/recovery` for the recovery shim.
+ */
+export function agentUpgradeRoutes(deps: SupervisorDeps) {
+  return (app: FastifyInstance): Promise<void> => {
+    app.post('/v1/agent-upgrades', async (request, reply) => {
+      const body = parseBody(agentUpgradeRequestSchema, request.body, 'POST /v1/agent-upgrades');
+      const operation = await deps.upgrades.begin(body);
+      return reply.status(202).send(operationSchema.parse(operation));
+    });
+    app.get<{ Params: { id: string } }>('/v1/operations/:id', async (request) => {
+      const operation = await deps.upgrades.get(request.params.id);
+      if (operation === undefined) throw notFound(request.params.id);
+      return operationSchema.parse(operation);
+    });
+    app.get<{ Params: { id: string } }>('/v1/operations/:id/events', (request, reply) => {
+      const { id } = request.params;
+      let unsubscribe: (() => void) | undefined;
+      const stream = reply.raw;
+      const finish = () => {
+        unsubscribe?.();
+        stream.end();
+      };
+      // Headers are written only when the operation exists, so an unknown id still gets a problem+json 404.
+      let started = false;
+      unsubscribe = deps.operations.subscribe(id, (event) => {
+        if (!started) {
+          started = true;
+          void reply.hijack();
+          stream.writeHead(200, {
+            'content-type': 'application/x-ndjson',
+            'cache-control': 'no-store',
+          });
+        }
+        stream.write(`${JSON.stringify(operationEventSchema.parse(event))}\n`);
+        if (endsEventStream(event)) setImmediate(finish);
+      });
+      if (unsubscribe === undefined) throw notFound(id);
+      request.raw.on('close', () => unsubscribe?.());
+      return reply;
+    });
+    app.post('/v1/recovery', async (request) => {
+      const body = parseBody(recoveryRequestSchema, request.body, 'POST /v1/recovery');
+      return recoveryResponseSchema.parse(await deps.upgrades.recover(body.message));
+    });
+    return Promise.resolve();
+  };
+}

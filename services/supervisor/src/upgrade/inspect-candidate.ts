@@ -1,0 +1,72 @@
+import { versionInfoSchema, type VersionInfo } from '@aks-flex-node/api';
+import { checkBinaryRuns } from '@aks-flex-node/fs';
+import { hostRootState, type HostRootPaths } from '@aks-flex-node/hostroot';
+import { AgentError } from '@aks-flex-node/log';
+
+const versionTimeoutMs = 30_000;
+
+/**
+ * Runs the installed candidate and refuses one that cannot serve this host.
+ * A release that predates the host root (no `host-root` capability, or no
+ * `version --json` at all) cannot find its files on a host whose root is a
+ * real directory: it would only fail and roll back later, so it is refused
+ * before the switch. On a linked host such a release still finds its files
+ * under the legacy root and is accepted.
+ */
+export async function inspectCandidate(slot: string, paths: HostRootPaths): Promise<VersionInfo> {
+  const info = await readVersionInfo(slot);
+  const state = await hostRootState(paths);
+  const needsHostRoot = state === 'installed' || state === 'moving';
+  if (needsHostRoot && !info.capabilities.includes('host-root')) {
+    const what =
+      info.version === olderRelease
+        ? 'does not answer `version --json`'
+        : `${info.version} lacks the host-root capability`;
+    throw new AgentError(
+      'UPGRADE_REFUSED',
+      `the candidate ${what}, so it predates the host root and cannot find its files under ${paths.root}`,
+      {
+        path: slot,
+        hint: 'upgrade to a release that supports the host root; to go back to an older release, reset and reinstall it',
+      },
+    );
+  }
+  return info;
+}
+
+const olderRelease = 'unknown (a release without version --json)';
+
+async function readVersionInfo(slot: string): Promise<VersionInfo> {
+  try {
+    const output = await checkBinaryRuns(slot, {
+      args: ['version', '--json'],
+      timeoutMs: versionTimeoutMs,
+    });
+    const parsed = versionInfoSchema.safeParse(parseLastLine(output));
+    if (parsed.success) return parsed.data;
+  } catch {
+    // An older release rejects the flag; whether it runs at all is checked below.
+  }
+  await checkBinaryRuns(slot, { args: ['version'], timeoutMs: versionTimeoutMs }).catch(
+    (error: unknown) => {
+      throw new AgentError(
+        'UPGRADE_REFUSED',
+        `the candidate ${slot} does not run: \`version\` failed`,
+        {
+          path: slot,
+          cause: error,
+          hint: 'check that the archive is an aks-flex-node release for this architecture',
+        },
+      );
+    },
+  );
+  return { version: olderRelease, commit: '', arch: process.arch, node: '', capabilities: [] };
+}
+
+function parseLastLine(output: string): unknown {
+  try {
+    return JSON.parse(output.trim().split('\n').at(-1) ?? '');
+  } catch {
+    return undefined;
+  }
+}

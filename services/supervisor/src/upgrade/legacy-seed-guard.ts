@@ -1,0 +1,46 @@
+import { isRegularExecutable } from '@aks-flex-node/agentbinary';
+import { isLegacyReleased, removeLegacySeed, type HostRootPaths } from '@aks-flex-node/hostroot';
+import { AgentError, type Logger } from '@aks-flex-node/log';
+
+/**
+ * Runs before every switch. A release that predates the host root, once it is
+ * switched to (a downgrade, or a rollback target), adopts an executable at
+ * `/usr/local/bin/aks-flex-node` as its own and builds a second layout under
+ * `/usr/local`; this release refuses to run on a host installed under both
+ * roots, so such a rollback would never start. So once nothing runs from the
+ * legacy root, a seeded copy is removed, and anything else there that still
+ * runs (an operator's link) refuses the switch.
+ *
+ * Throws UPGRADE_REFUSED.
+ */
+export async function guardLegacySeed(
+  paths: HostRootPaths & { legacySeed: string },
+  log: Logger,
+): Promise<void> {
+  let released: boolean;
+  try {
+    released = await isLegacyReleased(paths);
+  } catch (error) {
+    throw new AgentError(
+      'UPGRADE_REFUSED',
+      `inspect the host root ${paths.root} before switching: it could not be read`,
+      {
+        path: paths.root,
+        cause: error,
+        hint: 'check the path with `ls -ld`, then retry the upgrade',
+      },
+    );
+  }
+  if (!released) return;
+  await removeLegacySeed(log, paths);
+  if (await isRegularExecutable(paths.legacySeed)) {
+    throw new AgentError(
+      'UPGRADE_REFUSED',
+      `${paths.legacySeed} still runs an agent binary; a release that predates the host root would adopt it after this switch`,
+      {
+        path: paths.legacySeed,
+        hint: `remove ${paths.legacySeed}, or put a link to the agent in /usr/local/sbin instead, then retry`,
+      },
+    );
+  }
+}

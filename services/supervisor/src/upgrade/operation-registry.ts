@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+import {
+  isTerminalOperationState,
+  type Operation,
+  type OperationEvent,
+  type OperationState,
+} from '@aks-flex-node/api';
+
+/** A change to report about a running operation. */
+export interface OperationUpdate {
+  phase?: string;
+  state?: OperationState;
+  message?: string;
+  receivedBytes?: number;
+  totalBytes?: number;
+  fields?: Partial<
+    Pick<Operation, 'fromPath' | 'toPath' | 'toVersion' | 'switchedAt' | 'finishedAt'>
+  >;
+}
+
+type Listener = (event: OperationEvent) => void;
+
+interface Tracked {
+  operation: Operation;
+  events: OperationEvent[];
+  listeners: Set<Listener>;
+}
+
+/** The operations this daemon process runs: their state and progress events, in memory. */
+export interface OperationRegistry {
+  create(sourceUrl: string): Operation;
+  update(id: string, update: OperationUpdate): void;
+  get(id: string): Operation | undefined;
+  /** Replays the events so far, then calls `listener` for each new one; returns an unsubscribe. */
+  subscribe(id: string, listener: Listener): (() => void) | undefined;
+}
+
+/** Whether an event ends the stream a client follows: the daemon is about to restart, or the operation ended. */
+export function endsEventStream(event: OperationEvent): boolean {
+  return event.state === 'restarting' || isTerminalOperationState(event.state);
+}
+
+/** Builds the registry. Ids are time-ordered and random, and safe as file names. */
+export function createOperationRegistry(now: () => Date = () => new Date()): OperationRegistry {
+  const tracked = new Map<string, Tracked>();
+  let seq = 0;
+  const emit = (entry: Tracked, update: OperationUpdate) => {
+    const event: OperationEvent = {
+      seq: ++seq,
+      at: now().toISOString(),
+      phase: entry.operation.phase,
+      state: entry.operation.state,
+    };
+    if (update.message !== undefined) event.message = update.message;
+    if (update.receivedBytes !== undefined) event.receivedBytes = update.receivedBytes;
+    if (update.totalBytes !== undefined) event.totalBytes = update.totalBytes;
+    entry.events.push(event);
+    for (const listener of entry.listeners) listener(event);
+  };
+  return {
+    create: (sourceUrl) => {
+      const id = `upgrade-${now()
+        .toISOString()
+        .replace(/[-:.TZ]/g, '')}-${randomBytes(4).toString('hex')}`;
+      const operation: Operation = {
+        id,
+        kind: 'agent-upgrade',
+        state: 'running',
+        phase: 'accepted',
+        sourceUrl,
+        startedAt: now().toISOString(),
+      };
+      const entry: Tracked = { operation, events: [], listeners: new Set() };
+      tracked.set(id, entry);
+      emit(entry, {});
+      return { ...operation };
+    },
+    update: (id, update) => {
+      const entry = tracked.get(id);
+      if (entry === undefined) return;
+      if (update.phase !== undefined) entry.operation.phase = update.phase;
+      if (update.state !== undefined) entry.operation.state = update.state;
+      if (update.message !== undefined) entry.operation.message = update.message;
+      Object.assign(entry.operation, update.fields);
+      emit(entry, update);
+    },
+    get: (id) => {
+      const entry = tracked.get(id);
+      return entry === undefined ? undefined : { ...entry.operation };
+    },
+    subscribe: (id, listener) => {
+      const entry = tracked.get(id);
+      if (entry === undefined) return undefined;
+      for (const event of entry.events) listener(event);
+      entry.listeners.add(listener);
+      return () => entry.listeners.delete(listener);
+    },
+  };
+}

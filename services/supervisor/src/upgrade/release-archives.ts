@@ -1,0 +1,28 @@
+import { mkdir, rm } from 'node:fs/promises';
+import {
+  downloadArchive,
+  extractExactMember,
+  parseUpgradeSource,
+  releaseArchiveMember,
+  type UpgradeSource,
+} from '@aks-flex-node/archive';
+import type { ArchiveHandler } from './archive-handler.js';
+
+/**
+ * Release archives as the daemon takes them: an http, https or file URL of
+ * `aks-flex-node-<version>-linux-<arch>.tar.gz` whose one member is this
+ * architecture's binary. Downloads go to a directory of the daemon's own.
+ */
+export function createReleaseArchives(tempDir: string): ArchiveHandler<UpgradeSource> {
+  const member = releaseArchiveMember();
+  return {
+    parse: (source) => parseUpgradeSource(source),
+    fetch: async (source, onProgress) => {
+      // Root-only: the archive is code the host will run.
+      await mkdir(tempDir, { recursive: true, mode: 0o700 });
+      const downloaded = await downloadArchive(source, { tempDir, onProgress });
+      return { archivePath: downloaded.path, cleanup: () => rm(downloaded.path, { force: true }) };
+    },
+    install: (archivePath, slot) => extractExactMember(archivePath, { member, targetPath: slot }),
+  };
+}

@@ -1,0 +1,206 @@
+import { realpath } from 'node:fs/promises';
+import {
+  agentBinaryPathsUnder,
+  daemonInstanceId,
+  judgeStartedUpgrade,
+  readOperationRecord,
+  readUpgradeSignal,
+  recoverAgentUpgrade,
+  resolveIfPresent,
+  stageAndSwitch,
+  writeOperationRecord,
+  type AgentBinaryPaths,
+  type JudgeOutcome,
+} from '@aks-flex-node/agentbinary';
+import type { AgentUpgradeRequest, Operation, RecoveryResponse } from '@aks-flex-node/api';
+import { resolveHostRoot } from '@aks-flex-node/hostroot';
+import type { HostPaths } from '@aks-flex-node/layout';
+import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
+import type { MutationQueue } from '../mutation-queue.js';
+import type { ArchiveHandler } from './archive-handler.js';
+import { inspectCandidate } from './inspect-candidate.js';
+import type { OperationRegistry } from './operation-registry.js';
+import type { RestartExecutor } from './restart-executor.js';
+
+/** What the upgrade service needs. */
+export interface UpgradeServiceDeps {
+  paths: HostPaths;
+  log: Logger;
+  queue: MutationQueue;
+  registry: OperationRegistry;
+  restart: RestartExecutor;
+  archives: ArchiveHandler;
+  /** Runs before anything is written; refuses an upgrade the host must not take (legacy seed). */
+  guard: () => Promise<void>;
+  now: () => Date;
+}
+
+/** AgentUpgrade as the daemon runs it: begin, report, judge at start, recover. */
+export interface UpgradeService {
+  begin(request: AgentUpgradeRequest): Promise<Operation>;
+  get(id: string): Promise<Operation | undefined>;
+  judgeAtStart(): Promise<JudgeOutcome>;
+  recover(message: string | undefined): Promise<RecoveryResponse>;
+  /** Resolves when every background upgrade this process started has finished its part. */
+  drain(): Promise<void>;
+}
+
+/** Builds the daemon's {@link UpgradeService}. */
+export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
+  const { log, paths, registry } = deps;
+  const background = new Set<Promise<void>>();
+  const binaryPaths = async (): Promise<AgentBinaryPaths> =>
+    agentBinaryPathsUnder(await resolveHostRoot(paths));
+  const recordResult = (operation: Operation) =>
+    writeOperationRecord(paths.operationsDir, operation);
+
+  const runStaged = async (
+    id: string,
+    source: ReturnType<ArchiveHandler['parse']>,
+    layout: AgentBinaryPaths,
+  ) => {
+    const opLog = log.child({ op: 'agent-upgrade', opId: id });
+    const result = await stageAndSwitch({
+      paths: layout,
+      signalFile: paths.signalFile,
+      operationId: id,
+      redactedUrl: source.redactedUrl,
+      log: opLog,
+      guard: deps.guard,
+      fetchArchive: () =>
+        deps.archives.fetch(source, (progress) => {
+          registry.update(id, { ...progress });
+        }),
+      installMember: (archivePath, slot) => deps.archives.install(archivePath, slot),
+      inspectCandidate: (slot) => inspectCandidate(slot, paths),
+      onPhase: (phase) => {
+        registry.update(id, { phase });
+      },
+      now: deps.now,
+    });
+    registry.update(id, {
+      phase: 'restarting',
+      state: 'restarting',
+      message: `switched to ${result.candidateVersion.version}; the agent restarts into it`,
+      fields: {
+        fromPath: result.previous,
+        toPath: result.candidate,
+        toVersion: result.candidateVersion.version,
+        switchedAt: deps.now().toISOString(),
+      },
+    });
+  };
+
+  // After the lock is released: the guard first, so a candidate that never
+  // comes up is rolled back even if this process is gone by then.
+  const handOver = async (id: string, layout: AgentBinaryPaths) => {
+    const lastGood = await resolveIfPresent(layout.lastGood);
+    if (lastGood !== undefined) await deps.restart.startUpgradeGuard(lastGood, id);
+    await deps.restart.scheduleRestart(`AgentUpgrade ${id}`);
+  };
+
+  return {
+    begin: async (request) => {
+      const source = deps.archives.parse(request.source);
+      const pending = await readUpgradeSignal(paths.signalFile);
+      if (pending !== undefined) {
+        throw new AgentError(
+          'ACTIVATION_IN_PROGRESS',
+          `an AgentUpgrade is already pending (${pending.operationName})`,
+          {
+            path: paths.signalFile,
+            hint: 'wait for it to finish (see `aks-flex-node status`), then try again',
+          },
+        );
+      }
+      const layout = await binaryPaths();
+      const operation = registry.create(source.redactedUrl);
+      const { done } = await deps.queue.start('an AgentUpgrade', () =>
+        runStaged(operation.id, source, layout),
+      );
+      const task = done
+        .then(() => handOver(operation.id, layout))
+        .catch(async (error: unknown) => {
+          const state =
+            registry.get(operation.id)?.state === 'restarting' ? 'restarting' : 'failed';
+          registry.update(operation.id, {
+            state,
+            message: messageOf(error),
+            phase: state === 'failed' ? 'failed' : 'restarting',
+          });
+          log.error({ err: error, opId: operation.id }, 'AgentUpgrade failed');
+          const finished = registry.get(operation.id);
+          if (state === 'failed' && finished !== undefined) {
+            await recordResult({ ...finished, finishedAt: deps.now().toISOString() }).catch(
+              (recordError: unknown) => {
+                log.error(
+                  { err: recordError, opId: operation.id },
+                  'could not record the failed AgentUpgrade',
+                );
+              },
+            );
+          }
+        })
+        .finally(() => background.delete(task));
+      background.add(task);
+      return operation;
+    },
+    get: async (id) => {
+      const running = registry.get(id);
+      if (running !== undefined && running.state !== 'restarting') return running;
+      const recorded = await readOperationRecord(paths.operationsDir, id);
+      if (recorded !== undefined) return recorded;
+      if (running !== undefined) return running;
+      const signal = await readUpgradeSignal(paths.signalFile);
+      if (signal?.operationName !== id) return undefined;
+      const inFlight: Operation = {
+        id,
+        kind: 'agent-upgrade',
+        state: 'restarting',
+        phase: 'judging',
+        startedAt: signal.startedAt ?? '',
+      };
+      if (signal.sourceUrl !== undefined) inFlight.sourceUrl = signal.sourceUrl;
+      return inFlight;
+    },
+    judgeAtStart: async () => {
+      const layout = await binaryPaths();
+      const runningExecutable = await realpath(process.execPath);
+      return deps.queue.runWhenFree('judging the AgentUpgrade', () =>
+        judgeStartedUpgrade({
+          paths: layout,
+          signalFile: paths.signalFile,
+          instanceId: daemonInstanceId,
+          runningExecutable,
+          log: log.child({ op: 'judge-agent-upgrade' }),
+          recordResult,
+          scheduleRestart: () => deps.restart.scheduleRestart('roll back to last-good'),
+          now: deps.now,
+        }),
+      );
+    },
+    recover: async (message) => {
+      const layout = await binaryPaths();
+      const result = await deps.queue.run('an AgentUpgrade recovery', () =>
+        recoverAgentUpgrade(
+          layout,
+          paths.signalFile,
+          message,
+          log.child({ op: 'recover-agent-upgrade' }),
+        ),
+      );
+      const running = await realpath(process.execPath);
+      if (result.rolledBack && result.current !== running)
+        await deps.restart.scheduleRestart('recovered to last-good');
+      const response: RecoveryResponse = {
+        recovered: result.rolledBack,
+        message: result.rolledBack ? 'restored the last-good binary' : 'no AgentUpgrade to recover',
+      };
+      if (result.current !== undefined) response.current = result.current;
+      return response;
+    },
+    drain: async () => {
+      await Promise.allSettled([...background]);
+    },
+  };
+}
