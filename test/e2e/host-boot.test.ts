@@ -4,7 +4,7 @@ import { sleeperUnit, sleeperUnitFile } from './self-test-fixtures.js';
 
 describe('harness: a booted host runs real systemd', () => {
   it.each(['plain', 'acl'] as const)(
-    'a %s host boots, and a unit installed in it becomes active',
+    '%s host: boots, and a unit installed in it becomes active',
     async (variant) => {
       await withHost({ variant, name: 'boot' }, async (host) => {
         expect(host.bootState()).toBe('running');

@@ -14,7 +14,7 @@ import {
 
 describeWithProduct('product: installed by an operator with start', () => {
   it.each(['plain', 'acl'] as const)(
-    'on a %s host the agent runs under systemd and answers over its socket',
+    '%s host: the agent runs under systemd and answers over its socket',
     async (variant) => {
       await withHost({ variant, name: 'install' }, async (host) => {
         await installProduct(host);

@@ -45,7 +45,7 @@ export async function bootHost(options: BootHostOptions = {}): Promise<Host> {
   const bootTimeoutMs = options.bootTimeoutMs ?? 120_000;
   const rootfs = await ensureRootfs();
   const disk = createMachineDisk(rootfs, `${options.name ?? 'afn'}-${variant}`);
-  trackMachine(disk.dir);
+  trackMachine(disk);
   const bootOptions = {
     uuid: randomUUID().replaceAll('-', ''),
     extraArgs: variantNspawnArgs(variant, disk.merged),
@@ -54,8 +54,9 @@ export async function bootHost(options: BootHostOptions = {}): Promise<Host> {
   let machine: RunningMachine | undefined;
   const destroy = (): void => {
     machine = undefined;
-    untrackMachine(disk.dir);
+    untrackMachine(disk);
     destroyMachineSync(disk.dir);
+    disk.stopGuard();
   };
   try {
     prepareVariantDisk(variant, disk.merged);
