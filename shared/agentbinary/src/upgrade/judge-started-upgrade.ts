@@ -58,8 +58,12 @@ export async function judgeStartedUpgrade(options: JudgeOptions): Promise<JudgeO
       );
       return 'succeeded';
     }
-    const current = await resolveIfPresent(paths.current);
-    signal = { ...signal, failure: problem, recoveryRequired: current === signal.candidatePath };
+    // Only a slot can be the active candidate: with no candidate recorded and
+    // current dangling, both are undefined, and that must not count as active.
+    const isCandidateActive =
+      isSlot(paths, signal.candidatePath) &&
+      (await resolveIfPresent(paths.current)) === signal.candidatePath;
+    signal = { ...signal, failure: problem, recoveryRequired: isCandidateActive };
     await writeUpgradeSignal(signalFile, signal);
     failpoint(failpoints.judgeFailureRecorded);
     log.warn(

@@ -1,0 +1,375 @@
+import { realpathSync, rmSync } from 'node:fs';
+import { readlink } from 'node:fs/promises';
+import { AgentError } from '@aks-flex-node/log';
+import { describe, expect, it } from 'vitest';
+import { daemonInstanceId } from './instance-id.js';
+import { judgeStartedUpgrade } from './judge-started-upgrade.js';
+import { stageAndSwitch, type StageOptions } from './stage-and-switch.js';
+import {
+  assertInvariants,
+  at,
+  blueOnly,
+  fakeJudgeHost,
+  fakeStageHost,
+  installedLayout,
+  legacyPlainBinary,
+  newLayout,
+  operationId,
+  readSignal,
+  resolvedName,
+  runVersion,
+  selection,
+  signalBytes,
+  type BinaryName,
+  type Layout,
+} from './test-fixtures.js';
+
+/** The calls of a stage that switched, in the order the spec requires (§3.3 steps 3–9, §3.4). */
+const switchCalls = (candidate: 'blue' | 'green'): string[] => [
+  'guard',
+  'phase recording',
+  'phase downloading',
+  'fetchArchive',
+  'phase extracting',
+  `installMember aks-flex-node-${candidate}`,
+  'phase verifying',
+  'inspectCandidate',
+  'cleanup',
+  'phase switching',
+];
+
+interface SwitchCase {
+  setup: (l: Layout) => Promise<void>;
+  previous: BinaryName;
+  candidate: 'blue' | 'green';
+  /** Where last-good resolved while the candidate was written: the protection decision. */
+  lastGoodAtInstall: BinaryName;
+  lastGood: BinaryName;
+  /** Where the plain binary resolves afterwards: current's slot, or itself on a legacy host. */
+  binary: BinaryName;
+}
+
+const switches: Record<string, SwitchCase> = {
+  'agentbinary#116 a switch from blue: current → green, last-good → blue': {
+    setup: (l) => installedLayout(l, 'blue', 'blue'),
+    previous: 'blue',
+    candidate: 'green',
+    lastGoodAtInstall: 'blue',
+    lastGood: 'blue',
+    binary: 'green',
+  },
+  'agentbinary#113 blue only (no links) is initialised, then switched to green': {
+    setup: blueOnly,
+    previous: 'blue',
+    candidate: 'green',
+    lastGoodAtInstall: 'blue',
+    lastGood: 'blue',
+    binary: 'green',
+  },
+  'agentbinary#22 a legacy plain binary seeds blue, and the candidate goes to green': {
+    setup: legacyPlainBinary,
+    previous: 'blue',
+    candidate: 'green',
+    lastGoodAtInstall: 'blue',
+    lastGood: 'blue',
+    binary: 'green',
+  },
+  'agentbinary#110 a plain binary as current and last-good: current → blue, last-good → the plain binary':
+    {
+      setup: (l) => installedLayout(l, 'binary', 'binary'),
+      previous: 'binary',
+      candidate: 'blue',
+      lastGoodAtInstall: 'binary',
+      lastGood: 'binary',
+      binary: 'binary',
+    },
+  'agentbinary#115 last-good names the inactive slot: it moves to the running binary before the slot is written':
+    {
+      setup: (l) => installedLayout(l, 'green', 'blue'),
+      previous: 'green',
+      candidate: 'blue',
+      lastGoodAtInstall: 'green',
+      lastGood: 'green',
+      binary: 'blue',
+    },
+  'agentbinary§3.3 step 8 a distinct last-good moves to the running binary only after the candidate verified':
+    {
+      setup: (l) => installedLayout(l, 'binary', 'green'),
+      previous: 'binary',
+      candidate: 'blue',
+      lastGoodAtInstall: 'green',
+      lastGood: 'binary',
+      binary: 'binary',
+    },
+};
+
+describe('stageAndSwitch: switches (spec agentbinary §3.3, §3.4)', () => {
+  it.each(Object.entries(switches))('%s', async (_name, row) => {
+    const l = await newLayout();
+    await row.setup(l);
+    const host = fakeStageHost(l);
+
+    const result = await stageAndSwitch(host.options);
+
+    expect(result).toMatchObject({
+      previous: at(l, row.previous),
+      candidate: at(l, row.candidate),
+    });
+    expect(result.candidateVersion.version).toBe('v2');
+    expect(host.calls).toEqual(switchCalls(row.candidate));
+    expect(host.cleanups).toBe(1);
+    expect(host.lastGoodAtInstall).toBe(row.lastGoodAtInstall);
+    expect(await selection(l)).toEqual({ current: row.candidate, lastGood: row.lastGood });
+    expect(await resolvedName(l, l.paths.binary)).toBe(row.binary);
+    expect((await runVersion(l.paths.current)).version).toBe('v2');
+    // The candidate and the previous path were recorded before anything was downloaded.
+    expect(host.signalAtFetch).toEqual({
+      operationName: operationId,
+      initiatingDaemonInstance: daemonInstanceId,
+      sourceUrl: host.options.redactedUrl,
+      startedAt: '2026-01-01T00:00:00.000Z',
+      candidatePath: at(l, row.candidate),
+      previousPath: at(l, row.previous),
+    });
+    expect(await readSignal(l)).toEqual({
+      ...host.signalAtFetch,
+      switchCommitted: true,
+      switchedAt: '2026-01-01T00:00:01.000Z',
+      candidateVersion: 'v2',
+    });
+    await assertInvariants(l);
+
+    // A second upgrade while this one is pending is refused and changes nothing.
+    const before = { selection: await selection(l), signal: await signalBytes(l) };
+    const second = fakeStageHost(l, { operationId: 'op-2' });
+    await expect(stageAndSwitch(second.options)).rejects.toMatchObject({
+      code: 'ACTIVATION_IN_PROGRESS',
+    });
+    expect(second.calls).not.toContain('fetchArchive');
+    expect({ selection: await selection(l), signal: await signalBytes(l) }).toEqual(before);
+    await assertInvariants(l);
+  });
+});
+
+interface RefusalCase {
+  setup: (l: Layout) => Promise<void>;
+  /** The fakes that fail; the rest are the defaults. */
+  fakes: Partial<StageOptions>;
+  error: { code?: string; message: RegExp };
+  after: { current: string; lastGood: string };
+  /** absent: cleared or never written; untouched: the same bytes as before. */
+  signal: 'absent' | 'untouched';
+  cleanups: number;
+  /** The last call the stage made before it failed; none when the (replaced) guard refused. */
+  lastCall: string | undefined;
+}
+
+const failWith = (message: string) => (): Promise<never> => Promise.reject(new Error(message));
+
+/**
+ * A clock whose second reading (the switch's timestamp, taken after current
+ * moved) throws; `seen` gets where current resolved then, and `sabotage` runs
+ * first, to break what the rollback needs.
+ */
+function clockFailingAfterSwitch(l: Layout, seen: string[], sabotage = () => {}): () => Date {
+  let readings = 0;
+  return () => {
+    readings += 1;
+    if (readings === 1) return new Date('2026-01-01T00:00:00.000Z');
+    seen.push(realpathSync(l.paths.current));
+    sabotage();
+    throw new Error('clock unavailable');
+  };
+}
+
+const refusals: Record<string, RefusalCase> = {
+  'agentbinary#120 a candidate that fails `version` leaves current and last-good blue': {
+    setup: (l) => installedLayout(l, 'blue', 'blue'),
+    fakes: { inspectCandidate: failWith('verify agent binary: exit status 42') },
+    error: { message: /exit status 42/ },
+    after: { current: 'blue', lastGood: 'blue' },
+    signal: 'absent',
+    cleanups: 1,
+    lastCall: 'cleanup',
+  },
+  'agentbinary#121 a refused candidate leaves a distinct last-good unchanged': {
+    setup: (l) => installedLayout(l, 'binary', 'green'),
+    fakes: { inspectCandidate: failWith('the candidate predates the host root') },
+    error: { message: /predates the host root/ },
+    after: { current: 'binary', lastGood: 'green' },
+    signal: 'absent',
+    cleanups: 1,
+    lastCall: 'cleanup',
+  },
+  'agentbinary§6.5 a failed download changes no link and leaves no archive to clean up': {
+    setup: (l) => installedLayout(l, 'green', 'blue'),
+    fakes: { fetchArchive: failWith('download: HTTP 404') },
+    error: { message: /HTTP 404/ },
+    after: { current: 'green', lastGood: 'blue' },
+    signal: 'absent',
+    cleanups: 0,
+    lastCall: 'phase downloading',
+  },
+  'agentbinary§6.5 a failed extraction leaves current and a distinct last-good, and removes the archive':
+    {
+      setup: (l) => installedLayout(l, 'binary', 'green'),
+      fakes: { installMember: failWith('unexpected member other-agent') },
+      error: { message: /unexpected member/ },
+      after: { current: 'binary', lastGood: 'green' },
+      signal: 'absent',
+      cleanups: 1,
+      lastCall: 'cleanup',
+    },
+  "agentbinary§6.5 a failed extraction over last-good's slot leaves last-good on the running binary":
+    {
+      setup: (l) => installedLayout(l, 'green', 'blue'),
+      fakes: { installMember: failWith('duplicate member') },
+      error: { message: /duplicate member/ },
+      after: { current: 'green', lastGood: 'green' },
+      signal: 'absent',
+      cleanups: 1,
+      lastCall: 'cleanup',
+    },
+  'agentbinary§3.4 step 1 a guard refusal changes nothing and writes no signal': {
+    setup: (l) => installedLayout(l, 'blue', 'blue'),
+    fakes: {
+      guard: () =>
+        Promise.reject(new AgentError('HOST_ROOT_REFUSED', 'a legacy seed links to an executable')),
+    },
+    error: { code: 'HOST_ROOT_REFUSED', message: /legacy seed/ },
+    after: { current: 'blue', lastGood: 'blue' },
+    signal: 'absent',
+    cleanups: 0,
+    lastCall: undefined,
+  },
+  'agentbinary§3.2.1 no executable binary to start from is refused and the signal cleared': {
+    setup: () => Promise.resolve(),
+    fakes: {},
+    error: { code: 'NOT_FOUND', message: /no executable agent binary found/ },
+    after: { current: 'missing', lastGood: 'missing' },
+    signal: 'absent',
+    cleanups: 0,
+    lastCall: 'phase recording',
+  },
+  'agentbinary#7 a pending upgrade refuses with ACTIVATION_IN_PROGRESS naming it, its signal untouched':
+    {
+      setup: async (l) => {
+        await installedLayout(l, 'green', 'blue');
+        const pending = fakeStageHost(l).options;
+        await stageAndSwitch({ ...pending, now: () => new Date('2025-12-31T00:00:00.000Z') });
+      },
+      fakes: { operationId: 'op-2' },
+      error: { code: 'ACTIVATION_IN_PROGRESS', message: /already pending \(op-1\)/ },
+      after: { current: 'blue', lastGood: 'green' },
+      signal: 'untouched',
+      cleanups: 0,
+      lastCall: 'phase recording',
+    },
+};
+
+describe('stageAndSwitch: refusals change no link they must keep (every row runs twice)', () => {
+  it.each(Object.entries(refusals))('%s', async (_name, row) => {
+    const l = await newLayout();
+    await row.setup(l);
+    const signalBefore = await signalBytes(l);
+    for (let run = 1; run <= 2; run++) {
+      const host = fakeStageHost(l, row.fakes);
+      const error: unknown = await stageAndSwitch(host.options).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(Error);
+      expect((error as Error).message).toMatch(row.error.message);
+      if (row.error.code !== undefined) expect(error).toMatchObject({ code: row.error.code });
+      expect(host.calls.at(-1)).toBe(row.lastCall);
+      expect(host.calls).not.toContain('phase switching');
+      expect(host.cleanups).toBe(row.cleanups);
+      expect(await selection(l)).toEqual(row.after);
+      if (row.signal === 'absent') expect(await signalBytes(l)).toBeUndefined();
+      else expect(await signalBytes(l)).toBe(signalBefore);
+      await assertInvariants(l);
+    }
+  });
+
+  it('agentbinary#12 a failure after the switch points current back at last-good and clears the signal', async () => {
+    const l = await newLayout();
+    await installedLayout(l, 'blue', 'blue');
+    const currentWhenFailing: string[] = [];
+    const host = fakeStageHost(l, { now: clockFailingAfterSwitch(l, currentWhenFailing) });
+
+    await expect(stageAndSwitch(host.options)).rejects.toThrow('clock unavailable');
+
+    // The switch had happened: the rollback is what brought current back.
+    expect(currentWhenFailing).toEqual([l.paths.green]);
+    expect(host.cleanups).toBe(1);
+    expect(await selection(l)).toEqual({ current: 'blue', lastGood: 'blue' });
+    expect(await readlink(l.paths.current)).toBe(l.paths.blue);
+    expect(await signalBytes(l)).toBeUndefined();
+    await assertInvariants(l);
+  });
+
+  it('agentbinary#13 a failure after the switch whose rollback fails keeps the signal for the next start', async () => {
+    const l = await newLayout();
+    await installedLayout(l, 'blue', 'blue');
+    const currentWhenFailing: string[] = [];
+    // Nothing is left to roll back to.
+    const removeLastGood = () => {
+      rmSync(l.paths.lastGood);
+    };
+    const host = fakeStageHost(l, {
+      now: clockFailingAfterSwitch(l, currentWhenFailing, removeLastGood),
+    });
+
+    // The caller sees the failure that stopped the upgrade, not the rollback's.
+    await expect(stageAndSwitch(host.options)).rejects.toThrow('clock unavailable');
+
+    expect(currentWhenFailing).toEqual([l.paths.green]);
+    expect(await selection(l)).toEqual({ current: 'green', lastGood: 'missing' });
+    expect(await readSignal(l)).toMatchObject({
+      operationName: operationId,
+      candidatePath: l.paths.green,
+      previousPath: l.paths.blue,
+    });
+    expect((await readSignal(l))?.switchCommitted).toBeUndefined();
+    await assertInvariants(l);
+  });
+});
+
+describe('stageAndSwitch: sequences (spec agentbinary §1.4 item 4)', () => {
+  it('agentbinary§1.4 sequential upgrades alternate slots, and a failed staging does not advance the slot', async () => {
+    const l = await newLayout();
+    await blueOnly(l);
+    const rounds: {
+      version: string;
+      fails?: true;
+      expected: { current: string; lastGood: string };
+    }[] = [
+      { version: 'v2', expected: { current: 'green', lastGood: 'blue' } },
+      { version: 'v3', expected: { current: 'blue', lastGood: 'green' } },
+      // green is last-good and the slot to write, so last-good moved to blue before the refusal.
+      { version: 'v4', fails: true, expected: { current: 'blue', lastGood: 'blue' } },
+      { version: 'v5', expected: { current: 'green', lastGood: 'blue' } },
+      { version: 'v6', expected: { current: 'blue', lastGood: 'green' } },
+    ];
+    for (const round of rounds) {
+      const host = fakeStageHost(l, {
+        version: round.version,
+        ...(round.fails === true
+          ? { inspectCandidate: failWith('verify agent binary: exit status 1') }
+          : {}),
+      });
+      if (round.fails === true) {
+        await expect(stageAndSwitch(host.options)).rejects.toThrow('exit status 1');
+      } else {
+        const { previous } = await stageAndSwitch(host.options);
+        // The last-good binary is never the slot being written.
+        expect(host.lastGoodAtInstall).toBe(await resolvedName(l, previous));
+        // The restarted daemon runs the candidate and judges it.
+        const restarted = fakeJudgeHost(l, realpathSync(l.paths.current), 'restarted-daemon');
+        expect(await judgeStartedUpgrade(restarted.options)).toBe('succeeded');
+        expect(restarted.records.map((r) => r.toVersion)).toEqual([round.version]);
+        expect((await runVersion(l.paths.current)).version).toBe(round.version);
+      }
+      expect(await selection(l)).toEqual(round.expected);
+      expect(await signalBytes(l)).toBeUndefined();
+      await assertInvariants(l);
+    }
+  });
+});
