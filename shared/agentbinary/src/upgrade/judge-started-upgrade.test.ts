@@ -1,3 +1,5 @@
+// Over 300 lines because each row is a sequence of daemon starts (spec #15 needs two or
+// three); one table keeps every outcome of §3.7 beside the others.
 import { rm } from 'node:fs/promises';
 import type { Operation, UpgradeSignal } from '@aks-flex-node/api';
 import { describe, expect, it } from 'vitest';

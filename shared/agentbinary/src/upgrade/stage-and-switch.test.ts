@@ -1,3 +1,5 @@
+// Over 300 lines because it is three tables (switches, refusals, sequences) over one set of
+// fakes; split apart, each would repeat the call order and the invariants.
 import { realpathSync, rmSync } from 'node:fs';
 import { readlink } from 'node:fs/promises';
 import { AgentError } from '@aks-flex-node/log';

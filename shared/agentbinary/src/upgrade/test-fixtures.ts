@@ -3,6 +3,8 @@
  * A layout is a temp root with the Flex names from shared/layout; the host
  * effects the code takes as functions (archive, candidate, restart, records)
  * are fakes that log their calls, so a test can assert the order of steps.
+ * Over 300 lines because all five upgrade test files share these fixtures,
+ * so that each case names a layout rather than building one.
  */
 import { execFile } from 'node:child_process';
 import { lstat, mkdir, mkdtemp, readFile, readlink, realpath, rm, symlink } from 'node:fs/promises';
