@@ -1,0 +1,149 @@
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { downloadArchive } from './download-archive.js';
+import {
+  expectCleanFailure,
+  findClosedOrigin,
+  releaseArchive,
+  releaseDigest,
+  signedQuery,
+} from './download-test-support.js';
+import { makeTempDir, permissions } from './test-support.js';
+import { sendBody, serveRoutes, stall } from './test-server.js';
+import type { DownloadProgress } from './throttle-progress.js';
+import { parseUpgradeSource } from './upgrade-source.js';
+
+describe('downloadArchive', () => {
+  it('agentbinary#116 a 200 with the right digest lands as a 0600 temp archive with its hash', async () => {
+    const server = await serveRoutes({ '/archive': sendBody(releaseArchive) });
+    const tempDir = await makeTempDir();
+    const url = `${server.origin}/archive${signedQuery}`;
+    const source = parseUpgradeSource({ url, sha256: `sha256:${releaseDigest.toUpperCase()}` });
+    const result = await downloadArchive(source, { tempDir });
+    expect(result).toEqual({
+      path: result.path,
+      sha256: releaseDigest,
+      bytes: releaseArchive.length,
+    });
+    expect(path.dirname(result.path)).toBe(tempDir);
+    expect(path.basename(result.path)).toMatch(/^agent-upgrade-[0-9a-f]+\.tar\.gz$/);
+    expect((await readFile(result.path)).equals(releaseArchive)).toBe(true);
+    expect(permissions((await stat(result.path)).mode)).toBe(0o600);
+  });
+
+  it('agentbinary#120 a wrong SHA-256 is refused with both digests shown, and leaves no temp file', async () => {
+    const server = await serveRoutes({ '/archive': sendBody(releaseArchive) });
+    const tempDir = await makeTempDir();
+    const source = parseUpgradeSource({
+      url: `${server.origin}/archive${signedQuery}`,
+      sha256: 'ab'.repeat(32),
+    });
+    await expectCleanFailure(downloadArchive(source, { tempDir }), tempDir, {
+      code: 'UPGRADE_REFUSED',
+      words: `has SHA-256 ${releaseDigest.slice(0, 12)}…, expected abababababab…`,
+    });
+  });
+
+  it('reports progress with the Content-Length, at most ~10 a second, and a final call with every byte', async () => {
+    const body = Buffer.alloc(3 << 20, 7);
+    const server = await serveRoutes({ '/archive': sendBody(body) });
+    const tempDir = await makeTempDir();
+    const calls: DownloadProgress[] = [];
+    const started = performance.now();
+    await downloadArchive(parseUpgradeSource({ url: `${server.origin}/archive` }), {
+      tempDir,
+      onProgress: (progress) => calls.push(progress),
+    });
+    const seconds = (performance.now() - started) / 1000;
+    expect(calls.at(-1)).toEqual({ receivedBytes: body.length, totalBytes: body.length });
+    expect(calls.length).toBeLessThanOrEqual(Math.ceil(seconds * 10) + 2);
+  });
+
+  it('reports progress without a total when the server sends no Content-Length', async () => {
+    const server = await serveRoutes({
+      '/archive': sendBody(releaseArchive, { contentLength: false }),
+    });
+    const tempDir = await makeTempDir();
+    const calls: DownloadProgress[] = [];
+    await downloadArchive(parseUpgradeSource({ url: `${server.origin}/archive` }), {
+      tempDir,
+      onProgress: (progress) => calls.push(progress),
+    });
+    expect(calls.at(-1)).toEqual({ receivedBytes: releaseArchive.length });
+  });
+
+  it('a connection cut in the middle of the body fails, and leaves no temp file', async () => {
+    const server = await serveRoutes({
+      '/archive': (_request, response) => {
+        response.writeHead(200, { 'content-length': '100000' });
+        response.write(Buffer.alloc(1000), () => response.destroy());
+      },
+    });
+    const tempDir = await makeTempDir();
+    const source = parseUpgradeSource({ url: `${server.origin}/archive${signedQuery}` });
+    await expectCleanFailure(downloadArchive(source, { tempDir }), tempDir, {
+      code: 'UPGRADE_FAILED',
+      words: `download ${server.origin}/archive: terminated`,
+    });
+  });
+
+  it('a server that never sends the body times out, and leaves no temp file', async () => {
+    const server = await serveRoutes({ '/archive': stall() });
+    const tempDir = await makeTempDir();
+    const source = parseUpgradeSource({ url: `${server.origin}/archive${signedQuery}` });
+    await expectCleanFailure(downloadArchive(source, { tempDir, timeoutMs: 300 }), tempDir, {
+      code: 'UPGRADE_FAILED',
+      words: `download ${server.origin}/archive timed out after 300 ms`,
+    });
+  });
+
+  it('a caller cancelling fails the download, and leaves no temp file', async () => {
+    const server = await serveRoutes({ '/archive': stall({ 'content-length': '5000' }) });
+    const tempDir = await makeTempDir();
+    const controller = new AbortController();
+    setTimeout(() => {
+      controller.abort();
+    }, 100);
+    const source = parseUpgradeSource({ url: `${server.origin}/archive${signedQuery}` });
+    await expectCleanFailure(
+      downloadArchive(source, { tempDir, signal: controller.signal }),
+      tempDir,
+      {
+        code: 'UPGRADE_FAILED',
+        words: `download ${server.origin}/archive was cancelled`,
+      },
+    );
+  });
+
+  it('a refused connection fails with the redacted URL and the socket error as cause', async () => {
+    const origin = await findClosedOrigin();
+    const tempDir = await makeTempDir();
+    const source = parseUpgradeSource({ url: `${origin}/archive${signedQuery}` });
+    await expectCleanFailure(downloadArchive(source, { tempDir }), tempDir, {
+      code: 'UPGRADE_FAILED',
+      words: `download ${origin}/archive: fetch failed: connect ECONNREFUSED`,
+    });
+  });
+
+  it('a missing download directory fails naming it', async () => {
+    const tempDir = path.join(await makeTempDir(), 'missing');
+    const source = parseUpgradeSource({ url: 'http://127.0.0.1:9/archive' });
+    await expect(downloadArchive(source, { tempDir })).rejects.toMatchObject({
+      code: 'UPGRADE_FAILED',
+      message: expect.stringContaining(`create ${tempDir}/agent-upgrade-`) as unknown,
+    });
+  });
+
+  it.each([
+    ['a relative download directory', { tempDir: 'tmp' }],
+    ['agentbinary#117 a negative size limit', { maxBytes: -1 }],
+    ['a zero size limit', { maxBytes: 0 }],
+    ['a fractional timeout', { timeoutMs: 1.5 }],
+  ])('%s is an INVALID_ARGUMENT', async (_name, override) => {
+    const source = parseUpgradeSource({ url: 'http://127.0.0.1:9/archive' });
+    await expect(downloadArchive(source, { tempDir: '/tmp', ...override })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+  });
+});

@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import { downloadArchive } from './download-archive.js';
+import type { DownloadArchiveOptions } from './download-options.js';
+import {
+  expectCleanFailure,
+  releaseArchive,
+  releaseDigest,
+  secret,
+  signedQuery,
+  type ExpectedFailure,
+} from './download-test-support.js';
+import { makeTempDir } from './test-support.js';
+import { redirectTo, sendBody, serveRoutes, stall, type Route } from './test-server.js';
+import { parseUpgradeSource } from './upgrade-source.js';
+
+/** A redirect chain /r0 → /r1 → … → /archive of `hops` redirects, each hop carrying the query. */
+function redirectChain(hops: number): Record<string, Route> {
+  const routes: Record<string, Route> = { '/archive': sendBody(releaseArchive) };
+  for (let i = 0; i < hops; i++) {
+    const next = i + 1 === hops ? '/archive' : `/r${i + 1}`;
+    routes[`/r${i}`] = redirectTo(`${next}${signedQuery}`);
+  }
+  return routes;
+}
+
+/** Redirects to the same server with user-info, which only the request's Host can name. */
+const redirectWithUserInfo: Route = (request, response) => {
+  const host = request.headers.host ?? '127.0.0.1';
+  redirectTo(`http://user:${secret}@${host}/x${signedQuery}`)(request, response);
+};
+
+interface RefusalRow {
+  name: string;
+  routes: Record<string, Route>;
+  /** The first path requested; `/archive` unless said. */
+  start?: string;
+  options?: Partial<DownloadArchiveOptions>;
+  expected: (origin: string) => ExpectedFailure;
+}
+
+const refusals: RefusalRow[] = [
+  {
+    name: 'a 404 fails with the redacted URL and the status',
+    routes: {},
+    expected: (origin) => ({
+      code: 'UPGRADE_FAILED',
+      words: `download ${origin}/archive: HTTP 404 Not Found`,
+    }),
+  },
+  {
+    name: 'a 500 fails with the status',
+    routes: { '/archive': (_request, response) => response.writeHead(500).end() },
+    expected: () => ({ code: 'UPGRADE_FAILED', words: 'HTTP 500 Internal Server Error' }),
+  },
+  {
+    name: 'a redirect without a Location fails with its status',
+    routes: { '/archive': (_request, response) => response.writeHead(302).end() },
+    expected: () => ({ code: 'UPGRADE_FAILED', words: 'HTTP 302 Found' }),
+  },
+  {
+    name: 'a chain of 11 redirects is refused',
+    routes: redirectChain(11),
+    start: '/r0',
+    expected: (origin) => ({
+      code: 'UPGRADE_REFUSED',
+      words: `stopped after 10 redirects from ${origin}/r0`,
+    }),
+  },
+  {
+    name: 'a redirect to a URL with user-info is refused',
+    routes: { '/archive': redirectWithUserInfo },
+    expected: () => ({ code: 'UPGRADE_REFUSED', words: 'the URL carries user-info' }),
+  },
+  {
+    name: 'a redirect to ftp is refused',
+    routes: { '/archive': redirectTo(`ftp://127.0.0.1/archive${signedQuery}`) },
+    expected: () => ({
+      code: 'UPGRADE_REFUSED',
+      words: 'unsupported agent download URL scheme ftp',
+    }),
+  },
+  {
+    name: 'a redirect to a URL with a fragment is refused',
+    routes: { '/archive': redirectTo(`/x${signedQuery}#${secret}`) },
+    expected: () => ({ code: 'UPGRADE_REFUSED', words: 'the URL has a fragment' }),
+  },
+  {
+    name: 'agentbinary#122 a Content-Length over the limit is refused before the body is read',
+    // The body never comes: reading it would wait until the timeout.
+    routes: { '/archive': stall({ 'content-length': '2000' }) },
+    options: { maxBytes: 1000 },
+    expected: () => ({
+      code: 'UPGRADE_REFUSED',
+      words: 'is 2000 bytes, over the limit of 1000 bytes',
+    }),
+  },
+  {
+    name: 'agentbinary#122 a body over the limit without a Content-Length is refused',
+    routes: { '/archive': sendBody(Buffer.alloc(5000), { contentLength: false }) },
+    options: { maxBytes: 1000 },
+    expected: () => ({ code: 'UPGRADE_REFUSED', words: 'larger than the limit of 1000 bytes' }),
+  },
+];
+
+describe('downloadArchive over http', () => {
+  it.each(refusals)('$name, and leaves no temp file', async (row) => {
+    const server = await serveRoutes(row.routes);
+    const tempDir = await makeTempDir();
+    const url = `${server.origin}${row.start ?? '/archive'}${signedQuery}`;
+    const download = downloadArchive(parseUpgradeSource({ url }), {
+      tempDir,
+      timeoutMs: 5000,
+      ...row.options,
+    });
+    await expectCleanFailure(download, tempDir, row.expected(server.origin));
+  });
+
+  it.each([
+    ['agentbinary#5 no digest', undefined],
+    ['the digest', releaseDigest],
+  ])('a chain of 10 redirects is followed, with %s', async (_name, sha256) => {
+    const server = await serveRoutes(redirectChain(10));
+    const tempDir = await makeTempDir();
+    const source = parseUpgradeSource({ url: `${server.origin}/r0${signedQuery}`, sha256 });
+    const result = await downloadArchive(source, { tempDir });
+    expect(result.sha256).toBe(releaseDigest);
+    expect(server.requests).toHaveLength(11);
+  });
+
+  it.each([301, 302, 303, 307, 308])(
+    'a %i redirect to a relative location is followed',
+    async (status) => {
+      const server = await serveRoutes({
+        '/old': redirectTo(`archive${signedQuery}`, status),
+        '/archive': sendBody(releaseArchive),
+      });
+      const tempDir = await makeTempDir();
+      const result = await downloadArchive(parseUpgradeSource({ url: `${server.origin}/old` }), {
+        tempDir,
+      });
+      expect(result.bytes).toBe(releaseArchive.length);
+      expect(server.requests).toEqual(['/old', '/archive']);
+    },
+  );
+});
