@@ -51,20 +51,28 @@ export async function bootMachine(
       '--console=read-only',
       ...options.extraArgs,
     ],
-    // Its own session, so a Ctrl-C meant for the runner reaches the harness,
-    // which then powers the machine off in order, instead of reaching nspawn
-    // half way through a scenario.
+    // Its own session, so that a Ctrl-C at the terminal reaches only the
+    // harness, which tears the machine down itself, and never a machine
+    // the harness is still driving.
     { detached: true, stdio: ['ignore', log, log] },
   );
   closeSync(log);
   let hasExited = false;
   const exited = new Promise<void>((resolve) => {
-    child.once('close', () => {
+    const settle = (): void => {
       hasExited = true;
       resolve();
-    });
+    };
+    child.once('close', settle);
+    // Reported below through the missing pid; a listener keeps the event
+    // from becoming an uncaught exception.
+    child.once('error', settle);
   });
-  if (child.pid === undefined) throw new Error(`start systemd-nspawn for ${disk.name}: no pid`);
+  if (child.pid === undefined) {
+    throw new Error(
+      `start systemd-nspawn for ${disk.name}: it could not be run; install systemd-container`,
+    );
+  }
   const nspawn = identifyProcess(child.pid);
   const owner = readMachineRecord(disk.dir)?.owner ?? identifyProcess(process.pid);
   writeMachineRecord(disk.dir, { owner, nspawn });

@@ -80,8 +80,11 @@ export async function bootHost(options: BootHostOptions = {}): Promise<Host> {
       machine = await bootMachine(disk, bootOptions);
     },
     dispose: async () => {
-      if (machine !== undefined) await powerOffMachine(machine);
-      destroy();
+      try {
+        if (machine !== undefined) await powerOffMachine(machine);
+      } finally {
+        destroy();
+      }
     },
   };
 }
