@@ -18,6 +18,7 @@ export interface RunningMachine {
   readonly exited: Promise<void>;
 }
 
+/** How to boot a disk; the same options serve every boot of one host. */
 export interface BootMachineOptions {
   /** Also the machine id; the same across reboots so the journal stays one history. */
   readonly uuid: string;

@@ -27,6 +27,7 @@ export interface Host {
   readonly dispose: () => Promise<void>;
 }
 
+/** What kind of host to boot; every setting has a default. */
 export interface BootHostOptions {
   readonly variant?: HostVariant;
   /** Start of the machine name; shows in hostnames and in the machines directory. */

@@ -6,8 +6,10 @@ import { binaryFile, hostPaths, unitNames } from '@aks-flex-node/layout';
  * `shared/layout`, the one module that defines every on-disk name. The
  * harness only renames them for the reader of a scenario.
  */
+/** The product's systemd units. */
 export const productUnits = unitNames;
 
+/** The product's paths a scenario checks or calls. */
 export const productPaths = {
   /** Where `start` installs the executable operators call. */
   installedBinary: path.join(hostPaths.root, binaryFile),

@@ -8,6 +8,7 @@ export interface CommandResult {
   readonly stderr: string;
 }
 
+/** Input and deadline for {@link runProcess}. */
 export interface RunProcessOptions {
   readonly input?: string | Uint8Array;
   /** Kills the process (SIGKILL) after this long; the result then says so in stderr. */

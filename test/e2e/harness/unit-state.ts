@@ -35,6 +35,7 @@ export async function readUnitState(host: Host, unit: string): Promise<UnitState
   };
 }
 
+/** Deadline and polling interval for {@link waitForUnitState}. */
 export interface WaitForUnitStateOptions {
   /** Default 30 s. */
   readonly timeoutMs?: number;
