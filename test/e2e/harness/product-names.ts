@@ -1,11 +1,10 @@
 import path from 'node:path';
 import { binaryFile, hostPaths, unitNames } from '@aks-flex-node/layout';
 
-/**
- * The product's names as scenarios and diagnostics need them, taken from
- * `shared/layout`, the one module that defines every on-disk name. The
- * harness only renames them for the reader of a scenario.
- */
+// The product's names as scenarios and diagnostics need them, taken from
+// shared/layout, the one module that defines every on-disk name. The
+// harness only renames them for the reader of a scenario.
+
 /** The product's systemd units. */
 export const productUnits = unitNames;
 
