@@ -33,9 +33,11 @@ export function namespaceUnavailable(): string | undefined {
 const prelude = String.raw`
 set -euo pipefail
 mount --make-rprivate /
-for dir in /opt /usr/local /run /srv; do mount -t tmpfs -o mode=0755 tmpfs "$dir"; done
 mkdir -p "$SCRATCH/etc-upper" "$SCRATCH/etc-work"
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$SCRATCH/etc-upper,workdir=$SCRATCH/etc-work" /etc
+# /tmp last: the overlay above lives in the real /tmp and stays mounted.
+for dir in /opt /usr/local /run /srv /var/lib /tmp; do mount -t tmpfs -o mode=0755 tmpfs "$dir"; done
+chmod 1777 /tmp
 mkdir -p /usr/local/bin /usr/local/lib
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # Helpers the scenarios share.
@@ -54,18 +56,22 @@ wait_for_socket() {
 
 /**
  * Runs a bash script as root in a private mount namespace over a throwaway
- * host: /opt, /usr/local, /run and /srv are empty tmpfs mounts and /etc is an
+ * host: /opt, /usr/local, /run, /srv, /var/lib and /tmp are empty tmpfs mounts and /etc is an
  * overlay, all gone when the namespace's last process exits. `$BINARY` names
  * the executable under test.
  */
-export function runOnPrivateHost(script: string, timeoutMs = 60_000): HostRun {
+export function runOnPrivateHost(
+  script: string,
+  timeoutMs = 60_000,
+  env: Record<string, string> = {},
+): HostRun {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'private-host-'));
   try {
     const result = spawnSync(
       'unshare',
       ['-m', '--propagation', 'private', 'bash', '-c', `${prelude}\n${script}`],
       {
-        env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', BINARY: binary, SCRATCH: scratch },
+        env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', BINARY: binary, SCRATCH: scratch, ...env },
         encoding: 'utf8',
         timeout: timeoutMs,
       },

@@ -84,4 +84,26 @@ describe('ensureAgentBinaryLayout', () => {
     await expect(lstat(paths.current)).rejects.toThrow(/ENOENT/);
     await expect(lstat(paths.lastGood)).rejects.toThrow(/ENOENT/);
   });
+
+  it('agentbinary#100 current and last-good naming the plain binary are treated as uninitialised', async () => {
+    await executable(paths.binary, 'legacy bytes');
+    await symlink(paths.binary, paths.current);
+    await symlink(paths.binary, paths.lastGood);
+    await ensureAgentBinaryLayout(paths, log);
+    await assertHealthyLayout(paths.blue);
+    expect(await realpath(paths.lastGood)).toBe(paths.blue);
+    expect(await readFile(paths.blue, 'utf8')).toBe('legacy bytes');
+  });
+
+  it('agentbinary#110 a plain last-good binary is kept in the spare slot before the plain path becomes a link', async () => {
+    await executable(paths.binary, 'old release');
+    await executable(paths.blue, 'new release');
+    await symlink(paths.blue, paths.current);
+    await symlink(paths.binary, paths.lastGood);
+    await ensureAgentBinaryLayout(paths, log);
+    await ensureAgentBinaryLayout(paths, log);
+    await assertHealthyLayout(paths.blue);
+    expect(await realpath(paths.lastGood)).toBe(paths.green);
+    expect(await readFile(paths.green, 'utf8')).toBe('old release');
+  });
 });

@@ -3,6 +3,7 @@ import { installFile, makeIoError, replaceSymlinkAtomic } from '@aks-flex-node/f
 import { AgentError, errnoCode, type Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from './agent-binary-paths.js';
 import { resolveIfPresent } from './resolve-link.js';
+import { candidateSlotFor } from './upgrade/candidate-slot.js';
 
 /** What {@link ensureAgentBinaryLayout} found and did. */
 export interface LayoutResult {
@@ -39,9 +40,13 @@ export async function ensureAgentBinaryLayout(
 ): Promise<LayoutResult> {
   let changed = false;
   let current = await resolveIfPresent(paths.current);
-  if (current === undefined) {
-    current = await pickSeed(paths);
+  let seededFromBinary = false;
+  // A `current` that names the plain binary is an older single-binary layout:
+  // treated as uninitialised, because the plain binary is about to become a link.
+  if (current === undefined || current === paths.binary) {
+    current ??= await pickSeed(paths);
     if (current === paths.binary) {
+      seededFromBinary = true;
       // The slot gets a copy, never the plain file itself: the plain file is
       // about to become a link to `current`, and a link to itself would loop.
       await installFile(paths.binary, paths.blue, { mode: 0o755 });
@@ -52,10 +57,20 @@ export async function ensureAgentBinaryLayout(
     changed = true;
   }
   let lastGood = await resolveIfPresent(paths.lastGood);
-  if (lastGood === undefined) {
+  if (lastGood === undefined || (lastGood === paths.binary && seededFromBinary)) {
     await replaceSymlinkAtomic(paths.lastGood, current);
     lastGood = current;
     log.info({ lastGood }, 'pointed the last-good link at the current binary');
+    changed = true;
+  } else if (lastGood === paths.binary) {
+    // last-good is the plain file an older release ran, and current is a slot.
+    // The plain file is about to become a link to current, so the rollback
+    // target is first kept as a copy in the other slot.
+    const spare = candidateSlotFor(paths, current);
+    await installFile(paths.binary, spare, { mode: 0o755 });
+    await replaceSymlinkAtomic(paths.lastGood, spare);
+    lastGood = spare;
+    log.info({ lastGood }, 'kept the plain last-good binary in the spare slot');
     changed = true;
   }
   changed = (await linkBinaryToCurrent(paths, current, log)) || changed;

@@ -76,14 +76,16 @@ const switches: Record<string, SwitchCase> = {
     lastGood: 'blue',
     binary: 'green',
   },
-  'agentbinary#110 a plain binary as current and last-good: current → blue, last-good → the plain binary':
+  // The plain binary is first seeded into blue (it is about to become a link),
+  // so the rollback target survives the switch: spec #110's Go behaviour lost it.
+  'agentbinary#110 a plain binary as current and last-good is seeded into blue first: current → green, last-good → blue':
     {
       setup: (l) => installedLayout(l, 'binary', 'binary'),
-      previous: 'binary',
-      candidate: 'blue',
-      lastGoodAtInstall: 'binary',
-      lastGood: 'binary',
-      binary: 'binary',
+      previous: 'blue',
+      candidate: 'green',
+      lastGoodAtInstall: 'blue',
+      lastGood: 'blue',
+      binary: 'green',
     },
   'agentbinary#115 last-good names the inactive slot: it moves to the running binary before the slot is written':
     {
@@ -96,12 +98,12 @@ const switches: Record<string, SwitchCase> = {
     },
   'agentbinary§3.3 step 8 a distinct last-good moves to the running binary only after the candidate verified':
     {
-      setup: (l) => installedLayout(l, 'binary', 'green'),
-      previous: 'binary',
-      candidate: 'blue',
-      lastGoodAtInstall: 'green',
-      lastGood: 'binary',
-      binary: 'binary',
+      setup: (l) => installedLayout(l, 'blue', 'lookAlike'),
+      previous: 'blue',
+      candidate: 'green',
+      lastGoodAtInstall: 'lookAlike',
+      lastGood: 'blue',
+      binary: 'green',
     },
 };
 
@@ -195,10 +197,10 @@ const refusals: Record<string, RefusalCase> = {
     lastCall: 'cleanup',
   },
   'agentbinary#121 a refused candidate leaves a distinct last-good unchanged': {
-    setup: (l) => installedLayout(l, 'binary', 'green'),
+    setup: (l) => installedLayout(l, 'blue', 'lookAlike'),
     fakes: { inspectCandidate: failWith('the candidate predates the host root') },
     error: { message: /predates the host root/ },
-    after: { current: 'binary', lastGood: 'green' },
+    after: { current: 'blue', lastGood: 'lookAlike' },
     signal: 'absent',
     cleanups: 1,
     lastCall: 'cleanup',
@@ -214,10 +216,10 @@ const refusals: Record<string, RefusalCase> = {
   },
   'agentbinary§6.5 a failed extraction leaves current and a distinct last-good, and removes the archive':
     {
-      setup: (l) => installedLayout(l, 'binary', 'green'),
+      setup: (l) => installedLayout(l, 'blue', 'lookAlike'),
       fakes: { installMember: failWith('unexpected member other-agent') },
       error: { message: /unexpected member/ },
-      after: { current: 'binary', lastGood: 'green' },
+      after: { current: 'blue', lastGood: 'lookAlike' },
       signal: 'absent',
       cleanups: 1,
       lastCall: 'cleanup',

@@ -1,0 +1,168 @@
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { allFailpoints, failpoints, type FailpointName } from '@aks-flex-node/failpoints';
+import { namespaceUnavailable, runOnPrivateHost } from './private-host.js';
+import { secondBuild } from './second-build.js';
+
+// Crash safety of AgentUpgrade, tested rather than argued: for every failpoint
+// the process is killed there (SIGKILL, as a power cut or OOM kill would),
+// started again, and the host must converge to either the candidate
+// committed or last-good restored and current, never neither, with the
+// signal gone and the operation's result recorded.
+const unavailable = namespaceUnavailable();
+if (unavailable !== undefined) console.warn(`SKIPPED test/namespace/upgrade-crash: ${unavailable}`);
+
+let build: { archive: string; sha256: string; dir: string };
+beforeAll(() => {
+  if (unavailable === undefined) build = secondBuild();
+}, 180_000);
+afterAll(() => {
+  if (build !== undefined && process.env.AKS_FLEX_NODE_SECOND_BUILD_DIR === undefined) {
+    rmSync(build.dir, { recursive: true, force: true });
+  }
+});
+
+/** A literal `$` for bash parameter expansions inside the template below. */
+const D = '$';
+
+// Shell helpers. The daemon runs unmanaged (no systemd): after a switch it
+// exits and this script starts it again from `current`, as systemd would.
+const helpers = String.raw`
+CUR=/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current
+LG=/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-last-good
+SIGNAL=/etc/aks-flex-node/agent-upgrade-signal.json
+echo '{}' > /etc/cfg.json
+daemon_pid=
+upgrade_pid=
+trap 'kill -KILL $daemon_pid $upgrade_pid 2>/dev/null || true' EXIT
+start_daemon() { # [failpoint] [binary]
+  AKS_FLEX_NODE_FAILPOINT="${D}{1:-}" "${D}{2:-$CUR}" agent --config /etc/cfg.json >>/tmp/daemon.log 2>&1 &
+  daemon_pid=$!
+  for _ in $(seq 1 150); do
+    "$BINARY" status >/dev/null 2>&1 && return 0
+    kill -0 "$daemon_pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  echo "the daemon never answered" >&2; return 1
+}
+wait_daemon_exit() {
+  for _ in $(seq 1 300); do
+    if ! kill -0 "$daemon_pid" 2>/dev/null; then wait "$daemon_pid" 2>/dev/null || true; return 0; fi
+    sleep 0.1
+  done
+  echo "the daemon did not exit" >&2; return 1
+}
+stop_daemon() { kill -TERM "$daemon_pid" 2>/dev/null || true; wait_daemon_exit; }
+wait_judged() { # until the signal is gone, or the daemon exited to restart
+  for _ in $(seq 1 150); do
+    [ -e "$SIGNAL" ] || return 0
+    kill -0 "$daemon_pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+  echo "the signal was never judged" >&2; return 1
+}
+begin_upgrade() {
+  "$BINARY" agent-upgrade --url "file://$ARCHIVE" --sha256 "$SHA" --json --timeout 90 >/tmp/upgrade.out 2>&1 &
+  upgrade_pid=$!
+}
+finish_upgrade() { wait "$upgrade_pid" || true; upgrade_pid=; }
+# What current named before the armed step: a failed upgrade must leave exactly this.
+before=
+mark_before() { before=$(readlink -f "$CUR"); }
+# A whole unarmed upgrade, so the next one writes the other slot.
+upgrade_once() { start_daemon; begin_upgrade; wait_daemon_exit; start_daemon; finish_upgrade; wait_judged; stop_daemon; }
+install_agent() { start_daemon "" "$BINARY"; stop_daemon; }
+report() {
+  stop_daemon
+  if [ -n "${D}{DEBUG_CRASH:-}" ]; then cut -c1-400 /tmp/daemon.log >&2; cat /tmp/upgrade.out >&2; fi
+  record=$(ls -t /var/lib/aks-flex-node/operations/*.json | head -1)
+  echo "before=$before"
+  echo "hits=$(grep -c "failpoint $FP: killing" /tmp/daemon.log /tmp/oneshot.log 2>/dev/null | awk -F: '{s+=$2} END {print s+0}')"
+  echo "signal=$([ -e "$SIGNAL" ] && echo present || echo absent)"
+  echo "state=$(jq -r .state "$record")"
+  echo "current=$(readlink -f "$CUR")"
+  echo "lastGood=$(readlink -f "$LG")"
+  echo "currentVersion=$("$CUR" version --json | jq -r .version)"
+  echo "lastGoodVersion=$("$LG" version --json | jq -r .version)"
+}
+`;
+
+/** The script that kills the process at one failpoint and starts again. */
+function crashScenario(fp: FailpointName): string {
+  if (fp.startsWith('upgrade/')) {
+    // The protected case (last-good names the slot about to be written) needs one upgrade first.
+    const prior = fp === failpoints.upgradeLastGoodProtected ? 'upgrade_once' : ':';
+    return `install_agent; ${prior}
+      mark_before; start_daemon "$FP"; begin_upgrade; wait_daemon_exit
+      start_daemon; wait_judged; finish_upgrade
+      if ! kill -0 "$daemon_pid" 2>/dev/null; then start_daemon; wait_judged; fi
+      report`;
+  }
+  if (fp === failpoints.judgeResultWritten) {
+    return `install_agent
+      mark_before; start_daemon; begin_upgrade; wait_daemon_exit
+      start_daemon "$FP"; wait_daemon_exit
+      start_daemon; wait_judged; finish_upgrade; report`;
+  }
+  if (fp === failpoints.judgeFailureRecorded) {
+    // The daemon starts from last-good instead of the candidate: judging records a failure.
+    return `install_agent
+      mark_before; start_daemon; begin_upgrade; wait_daemon_exit
+      start_daemon "$FP" "$(readlink -f "$LG")"; wait_daemon_exit
+      start_daemon; wait_judged
+      if ! kill -0 "$daemon_pid" 2>/dev/null; then start_daemon; wait_judged; fi
+      finish_upgrade; report`;
+  }
+  // rollback/*: the recovery unit's one-shot is killed, then run again.
+  return `install_agent
+    mark_before; start_daemon; begin_upgrade; wait_daemon_exit
+    AKS_FLEX_NODE_FAILPOINT="$FP" "$LG" recover-agent-upgrade --message "candidate failed" >>/tmp/oneshot.log 2>&1 || true
+    "$LG" recover-agent-upgrade --message "candidate failed" >>/tmp/oneshot.log 2>&1
+    start_daemon; wait_judged; finish_upgrade; report`;
+}
+
+function facts(stdout: string): Record<string, string> {
+  return Object.fromEntries(
+    stdout
+      .split('\n')
+      .filter((line) => /^\w+=/.test(line))
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+}
+
+describe.skipIf(unavailable !== undefined)(
+  'AgentUpgrade killed at every failpoint converges',
+  () => {
+    it.each(allFailpoints.map((fp) => [fp]))(
+      '%s',
+      (fp) => {
+        const run = runOnPrivateHost(`${helpers}\n${crashScenario(fp)}`, 150_000, {
+          ARCHIVE: build.archive,
+          SHA: build.sha256,
+          FP: fp,
+          ...(process.env.DEBUG_CRASH === undefined ? {} : { DEBUG_CRASH: '1' }),
+        });
+        const seen = facts(run.stdout);
+        const context = `status ${run.status}\n${run.stdout}\n${run.stderr}`;
+        expect(run.status, context).toBe(0);
+        // The failpoint really fired: a scenario that never reached it proves nothing.
+        expect(Number(seen.hits), context).toBeGreaterThanOrEqual(1);
+        expect(seen.signal, context).toBe('absent');
+        expect(['succeeded', 'failed', 'rolled-back'], context).toContain(seen.state);
+        if (seen.state === 'succeeded') {
+          // The candidate is committed: current names the other slot, and last-good what ran before.
+          expect(seen.current, context).not.toBe(seen.before);
+          expect(seen.lastGood, context).toBe(seen.before);
+          expect(seen.currentVersion, context).toBe('0.2.0-test');
+        } else {
+          // Last-good is restored and current: exactly the binary that ran before.
+          expect(seen.current, context).toBe(seen.before);
+          expect(seen.current, context).toBe(seen.lastGood);
+        }
+        // Whatever happened, last-good is a binary that runs.
+        expect(seen.lastGoodVersion, context).toMatch(/^\d+\.\d+\.\d+/);
+      },
+      180_000,
+    );
+  },
+);
