@@ -1,0 +1,86 @@
+import { readFile, stat, mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { agentBinaryPathsUnder } from '@aks-flex-node/agentbinary';
+import { hostPaths, hostPathsUnder } from '@aks-flex-node/layout';
+import { createSilentLogger } from '@aks-flex-node/log';
+import { renderServiceAssets, writeServiceAssets } from './service-assets.js';
+
+const goldenDir = path.join(import.meta.dirname, '../../../../systemd/golden');
+const production = renderServiceAssets(hostPaths, agentBinaryPathsUnder('/opt/unbounded/agent'));
+
+describe('service assets', () => {
+  it.each(production.map((asset) => [path.basename(asset.path), asset]))(
+    'agentbinary#67 %s renders byte-identical to its golden file',
+    async (name, asset) => {
+      // Regenerate with UPDATE_GOLDEN=1 after an intended change, and review the diff.
+      if (process.env.UPDATE_GOLDEN === '1') {
+        const { writeFile } = await import('node:fs/promises');
+        await writeFile(path.join(goldenDir, `${name}.golden`), asset.content);
+      }
+      expect(asset.content).toBe(await readFile(path.join(goldenDir, `${name}.golden`), 'utf8'));
+    },
+  );
+
+  it('agentbinary#5.5 writes dependencies first and the agent unit last', () => {
+    expect(production.map((asset) => path.basename(asset.path))).toEqual([
+      'aks-flex-node-recovery.sh',
+      'aks-flex-node-agent-recovery.service',
+      'aks-flex-node-agent.socket',
+      'aks-flex-node-agent.service',
+    ]);
+    expect(production.map((asset) => asset.mode)).toEqual([0o750, 0o644, 0o644, 0o644]);
+  });
+
+  it('agentbinary#71 the agent unit runs the current link, has OnFailure and the start limits', () => {
+    const unit = production.at(-1)?.content ?? '';
+    expect(unit).toContain(
+      'ExecStart=/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current agent --config /etc/aks-flex-node/config.json',
+    );
+    expect(unit).toContain('OnFailure=aks-flex-node-agent-recovery.service');
+    expect(unit).toMatch(/^StartLimitIntervalSec=300$/m);
+    expect(unit).toMatch(/^StartLimitBurst=5$/m);
+    expect(unit).toMatch(/^RestartSec=30$/m);
+    expect(production.map((asset) => asset.content).join('')).not.toContain('{{');
+  });
+
+  it('agentbinary#75 the rendered script under the host root names no /usr/local path', () => {
+    const script = production[0]?.content ?? '';
+    expect(script).toContain('/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-last-good');
+    expect(script).toContain('/etc/aks-flex-node/agent-upgrade-signal.json');
+    expect(script).not.toContain('/usr/local/');
+  });
+
+  it('agentbinary#74 the rendered script under the legacy root reads last-good from /usr/local', () => {
+    const legacy = renderServiceAssets(hostPaths, agentBinaryPathsUnder('/usr/local'));
+    expect(legacy[0]?.content).toContain('/usr/local/lib/aks-flex-node/aks-flex-node-last-good');
+    expect(legacy.at(-1)?.content).toContain(
+      'ExecStart=/usr/local/lib/aks-flex-node/aks-flex-node-current agent',
+    );
+  });
+
+  describe('writing', () => {
+    let tmp: string;
+    beforeEach(async () => {
+      tmp = await mkdtemp(path.join(os.tmpdir(), 'assets-'));
+    });
+    afterEach(async () => {
+      await rm(tmp, { recursive: true, force: true });
+    });
+
+    it('writes each asset with its mode, and a second write changes nothing', async () => {
+      const paths = hostPathsUnder(tmp);
+      const assets = renderServiceAssets(
+        paths,
+        agentBinaryPathsUnder(path.join(tmp, 'opt/unbounded/agent')),
+      );
+      expect(await writeServiceAssets(assets, createSilentLogger())).toBe(true);
+      for (const asset of assets) {
+        expect(await readFile(asset.path, 'utf8')).toBe(asset.content);
+        expect((await stat(asset.path)).mode & 0o777).toBe(asset.mode);
+      }
+      expect(await writeServiceAssets(assets, createSilentLogger())).toBe(false);
+    });
+  });
+});
