@@ -32,8 +32,9 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
   },
   {
-    // Tool configuration files are loaded by their tools through a default export.
-    files: ['*.config.ts'],
+    // Tool configuration files are loaded by their tools through a default
+    // export, and so are text assets (`?raw`) declared in shared/raw-imports.d.ts.
+    files: ['*.config.ts', 'shared/raw-imports.d.ts'],
     rules: { 'no-restricted-syntax': 'off' },
   },
   {

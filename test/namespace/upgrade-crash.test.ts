@@ -12,7 +12,7 @@ import { secondBuild } from './second-build.js';
 const unavailable = namespaceUnavailable();
 if (unavailable !== undefined) console.warn(`SKIPPED test/namespace/upgrade-crash: ${unavailable}`);
 
-let build: { archive: string; sha256: string; dir: string };
+let build: { archive: string; sha256: string; dir: string } | undefined;
 beforeAll(() => {
   if (unavailable === undefined) build = secondBuild();
 }, 180_000);
@@ -136,6 +136,7 @@ describe.skipIf(unavailable !== undefined)(
     it.each(allFailpoints.map((fp) => [fp]))(
       '%s',
       (fp) => {
+        if (build === undefined) throw new Error('the second build is missing');
         const run = runOnPrivateHost(`${helpers}\n${crashScenario(fp)}`, 150_000, {
           ARCHIVE: build.archive,
           SHA: build.sha256,

@@ -97,7 +97,7 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
       'daemon serving',
     );
     const judging = judgeAfterStability(
-      upgrades.judgeAtStart,
+      () => upgrades.judgeAtStart(),
       options.stabilityMs ?? startupStabilityMs,
       log,
     );

@@ -73,8 +73,17 @@ describe('activation lock', () => {
     ).rejects.toSatisfy((error) => isAgentError(error, 'ACTIVATION_IN_PROGRESS'));
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
-    await new Promise((resolve) => setTimeout(resolve, 2_500));
-    const taken = await acquireActivationLock({ lockPath, log, purpose: 'x', staleMs: 2000 });
-    await taken.release();
+    const killedAt = Date.now();
+    // The dead holder's lock is refused until it goes stale, then taken over.
+    let taken: Awaited<ReturnType<typeof acquireActivationLock>> | undefined;
+    while (taken === undefined && Date.now() - killedAt < 10_000) {
+      taken = await acquireActivationLock({ lockPath, log, purpose: 'x', staleMs: 2000 }).catch(
+        () => undefined,
+      );
+      if (taken === undefined) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(taken).toBeDefined();
+    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(1_000);
+    await taken?.release();
   }, 15_000);
 });

@@ -10,7 +10,14 @@ export interface ProgressView {
 
 /** Picks the view for the output: JSON lines, a live bar on a terminal, or plain phase lines. */
 export function createProgressView(json: boolean): ProgressView {
-  if (json) return { show: (event) => printJson(event), stop: () => undefined };
+  if (json) {
+    return {
+      show: (event) => {
+        printJson(event);
+      },
+      stop: () => undefined,
+    };
+  }
   return process.stdout.isTTY ? createBarView() : createLineView();
 }
 

@@ -37,28 +37,34 @@ export function agentUpgradeRoutes(deps: SupervisorDeps) {
     });
     app.get<{ Params: { id: string } }>('/v1/operations/:id/events', (request, reply) => {
       const { id } = request.params;
-      let unsubscribe: (() => void) | undefined;
       const stream = reply.raw;
-      const finish = () => {
-        unsubscribe?.();
-        stream.end();
-      };
-      // Headers are written only when the operation exists, so an unknown id still gets a problem+json 404.
       let started = false;
-      unsubscribe = deps.operations.subscribe(id, (event) => {
+      let ended = false;
+      // Headers go out with the first event, so an unknown id still gets a problem+json 404.
+      const unsubscribe = deps.operations.subscribe(id, (event) => {
+        if (ended) return;
         if (!started) {
           started = true;
-          void reply.hijack();
+          void reply.hijack(); // this route writes the raw stream itself from here on
           stream.writeHead(200, {
             'content-type': 'application/x-ndjson',
             'cache-control': 'no-store',
           });
         }
         stream.write(`${JSON.stringify(operationEventSchema.parse(event))}\n`);
-        if (endsEventStream(event)) setImmediate(finish);
+        if (endsEventStream(event)) {
+          ended = true;
+          // After subscribe returned, so the listener can be removed.
+          setImmediate(() => {
+            unsubscribe?.();
+            stream.end();
+          });
+        }
       });
       if (unsubscribe === undefined) throw notFound(id);
-      request.raw.on('close', () => unsubscribe?.());
+      request.raw.on('close', () => {
+        unsubscribe();
+      });
       return reply;
     });
     app.post('/v1/recovery', async (request) => {
