@@ -7,11 +7,7 @@ export { createMutationQueue } from './mutation-queue.js';
 export type { MutationQueue } from './mutation-queue.js';
 export { runDaemon, waitForStopSignal } from './run-daemon.js';
 export type { DaemonOptions } from './run-daemon.js';
-export {
-  createHostRootService,
-  describeHostRoot,
-  migrateAndDescribe,
-} from './host-root-service.js';
+export { createHostRootService } from './host-root-service.js';
 export { convergeHostInstall } from './install/install-agent.js';
 export type { ConvergeOptions } from './install/install-agent.js';
 export { createReleaseArchives } from './upgrade/release-archives.js';

@@ -2,6 +2,7 @@
 export { isAtOrUnder, isUnder } from './at-or-under.js';
 export { bindHostRoot, hostRoot } from './bind-host-root.js';
 export type { BindHostRootOptions, HostRoot } from './bind-host-root.js';
+export { describeHostRoot, migrateAndDescribe } from './describe-host-root.js';
 export { holdsAnyMarker } from './holds-any-marker.js';
 export type { HostRootPaths } from './host-root-paths.js';
 export { hostRootState, hostRootStates } from './host-root-state.js';

@@ -1,9 +1,9 @@
 import type { HostRootResponse } from '@aks-flex-node/api';
 import { createApiClient } from '@aks-flex-node/api';
+import { describeHostRoot, migrateAndDescribe } from '@aks-flex-node/hostroot';
 import { hostPaths } from '@aks-flex-node/layout';
 import { withActivationLock } from '@aks-flex-node/lock';
 import { createSilentLogger, isAgentError } from '@aks-flex-node/log';
-import { describeHostRoot, migrateAndDescribe } from '@aks-flex-node/supervisor';
 import { parseCommandArgs } from '../args.js';
 import { printJson, printLine } from '../output.js';
 
