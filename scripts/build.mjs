@@ -111,9 +111,7 @@ function makeSea(node, script, target) {
       useCodeCache: true,
     }),
   );
-  execFileSync(node, ['--experimental-sea-config', config], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   copyFileSync(node, target);
   chmodSync(target, 0o755);
   execFileSync(
@@ -126,7 +124,9 @@ function makeSea(node, script, target) {
       '--sentinel-fuse',
       'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2',
     ],
-    { stdio: ['ignore', 'ignore', 'inherit'] },
+    // postject warns about ELF note sections it does not need; its output is
+    // shown only when it fails.
+    { stdio: ['ignore', 'pipe', 'pipe'] },
   );
 }
 
