@@ -1,7 +1,7 @@
 import type { Logger } from '@aks-flex-node/log';
 import { unitNames } from '@aks-flex-node/layout';
 import { AgentError, messageOf } from '@aks-flex-node/log';
-import { runCommand, type CommandRunner } from '@aks-flex-node/systemd';
+import { createSystemctl, runCommand, type CommandRunner } from '@aks-flex-node/systemd';
 
 /** How the daemon gets itself restarted into what `current` names. */
 export interface RestartExecutor {
@@ -12,57 +12,52 @@ export interface RestartExecutor {
 }
 
 /**
- * The restart executor under systemd. A daemon that restarted itself
- * directly could have its own systemctl child killed before it recorded the
- * hand-off, so the restart is a transient timer unit that fires in a second;
- * `--collect` removes the unit even when it fails.
+ * The restart executor under systemd: `reset-failed` on the agent unit, then
+ * a non-blocking restart. The reset comes first because a planned restart
+ * still counts toward the start limit, and right after a burst of upgrades it
+ * could be the start systemd refuses (from v255 a daemon-reload no longer
+ * clears the counter); it is best effort, as SELinux may deny it. The restart
+ * only enqueues the job: systemd then stops this daemon, whose hand-off (the
+ * committed switch in the signal) is already durable. The guard is a
+ * transient unit of its own, so stopping the agent's cgroup does not stop it.
  */
 export function createSystemdRestartExecutor(
   log: Logger,
   run: CommandRunner = runCommand,
 ): RestartExecutor {
-  const systemdRun = async (args: string[], what: string) => {
-    const result = await run('systemd-run', ['--quiet', '--collect', ...args], 30_000).catch(
-      (error: unknown) => {
-        throw new AgentError('SYSTEMD_FAILED', `${what}: ${messageOf(error)}`, { cause: error });
-      },
-    );
-    if (result.exitCode !== 0) {
-      throw new AgentError(
-        'SYSTEMD_FAILED',
-        `${what}: systemd-run exited ${result.exitCode}: ${result.stderr.trim()}`,
-        {
-          hint: 'see `journalctl -xe`',
-        },
-      );
-    }
-  };
+  const systemctl = createSystemctl({ log, run, timeoutMs: 30_000 });
   const stamp = () => `${Date.now()}${process.hrtime.bigint() % 1000n}`;
   return {
     scheduleRestart: async (reason) => {
-      await systemdRun(
-        [
-          `--unit=aks-flex-node-agent-upgrade-restart-${stamp()}`,
-          '--on-active=1s',
-          'systemctl',
-          'restart',
-          unitNames.agent,
-        ],
-        'schedule the agent restart',
-      );
-      log.info({ reason }, 'scheduled a restart of the agent unit');
+      await systemctl.resetFailed(unitNames.agent).catch((error: unknown) => {
+        log.warn(
+          { err: error },
+          'could not reset the agent unit failure counter; restarting anyway',
+        );
+      });
+      await systemctl.restartNoBlock(unitNames.agent);
+      log.info({ reason }, 'queued a restart of the agent unit');
     },
     startUpgradeGuard: async (lastGood, operationId) => {
-      await systemdRun(
-        [
-          `--unit=aks-flex-node-upgrade-guard-${stamp()}`,
-          lastGood,
-          'guard-agent-upgrade',
-          '--operation',
-          operationId,
-        ],
-        'start the upgrade guard',
-      );
+      const args = ['--quiet', '--collect', `--unit=aks-flex-node-upgrade-guard-${stamp()}`];
+      const result = await run(
+        'systemd-run',
+        [...args, lastGood, 'guard-agent-upgrade', '--operation', operationId],
+        30_000,
+      ).catch((error: unknown) => {
+        throw new AgentError('SYSTEMD_FAILED', `start the upgrade guard: ${messageOf(error)}`, {
+          cause: error,
+        });
+      });
+      if (result.exitCode !== 0) {
+        throw new AgentError(
+          'SYSTEMD_FAILED',
+          `start the upgrade guard: systemd-run exited ${result.exitCode}: ${result.stderr.trim()}`,
+          {
+            hint: 'see `journalctl -xe`',
+          },
+        );
+      }
       log.info(
         { lastGood, operation: operationId },
         'started the upgrade guard from the last-good binary',
