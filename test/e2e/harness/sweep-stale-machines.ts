@@ -14,7 +14,11 @@ import { isRunning } from './process-identity.js';
 export function sweepStaleMachines(): string[] {
   let names: string[];
   try {
-    names = readdirSync(machinesDir);
+    // Only directories are machines: destroy-machine.sh keeps its
+    // teardown lock file beside them.
+    names = readdirSync(machinesDir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
   } catch {
     return [];
   }
