@@ -1,5 +1,21 @@
 // The harness API a scenario imports. Machine internals (disks, records,
 // nspawn handling, teardown) stay behind it.
+export {
+  copyReleaseIn,
+  readOperationRecords,
+  readSlotLinks,
+  releaseInHost,
+  runAgentUpgrade,
+  waitForUpgradeSettled,
+} from './agent-upgrade.js';
+export type { AgentUpgradeRun, SlotLinks } from './agent-upgrade.js';
+export {
+  badCandidateFailures,
+  badCandidateScript,
+  badCandidateVersion,
+  packBadCandidate,
+} from './bad-candidates.js';
+export type { BadCandidate } from './bad-candidates.js';
 export { collectDiagnostics } from './diagnostics.js';
 export { ensureRootfs } from './ensure-rootfs.js';
 export type { MachineCommand, RunOptions } from './enter-machine.js';
@@ -22,10 +38,21 @@ export {
   runProduct,
 } from './product.js';
 export { diagnosedUnits, productPaths, productUnits } from './product-names.js';
+export {
+  buildSecondRelease,
+  createReleaseDir,
+  packReleaseArchive,
+  readReleaseArchive,
+  releaseArch,
+  releaseMember,
+} from './release-archive.js';
+export type { ReleaseArchive } from './release-archive.js';
 export { runOrThrow } from './run-or-throw.js';
 export type { CommandResult } from './run-process.js';
 export { formatCommandResult } from './run-process.js';
 export { describeSelinuxSupport } from './selinux.js';
+export { waitForServingDaemon } from './serving-daemon.js';
+export type { StatusAnswer, WaitForServingDaemonOptions } from './serving-daemon.js';
 export { sweepStaleMachines } from './sweep-stale-machines.js';
 export { readUnitState, waitForUnitState } from './unit-state.js';
 export type { UnitActiveState, UnitState, WaitForUnitStateOptions } from './unit-state.js';

@@ -1,5 +1,13 @@
 import path from 'node:path';
-import { binaryFile, hostPaths, unitNames } from '@aks-flex-node/layout';
+import {
+  binaryFile,
+  blueSlotFile,
+  currentLinkFile,
+  greenSlotFile,
+  hostPaths,
+  lastGoodLinkFile,
+  unitNames,
+} from '@aks-flex-node/layout';
 
 // The product's names as scenarios and diagnostics need them, taken from
 // shared/layout, the one module that defines every on-disk name. The
@@ -15,6 +23,15 @@ export const productPaths = {
   socket: hostPaths.socket,
   configDir: hostPaths.configDir,
   unitDir: hostPaths.unitDir,
+  /** The blue/green slots and the links an AgentUpgrade switches and a rollback restores. */
+  blueSlot: path.join(hostPaths.root, blueSlotFile),
+  greenSlot: path.join(hostPaths.root, greenSlotFile),
+  currentLink: path.join(hostPaths.root, currentLinkFile),
+  lastGoodLink: path.join(hostPaths.root, lastGoodLinkFile),
+  /** Present while an AgentUpgrade is pending; whoever judges it removes it. */
+  signalFile: hostPaths.signalFile,
+  /** One `<operation id>.json` per finished operation. */
+  operationsDir: hostPaths.operationsDir,
 } as const;
 
 /** The units whose journals a failed scenario prints: the agent, its recovery and first boot. */

@@ -1,0 +1,97 @@
+import { createHash } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { repoRoot } from './e2e-paths.js';
+import { formatCommandResult, runProcess } from './run-process.js';
+
+/** A release archive on this machine, as `aks-flex-node agent-upgrade` takes it. */
+export interface ReleaseArchive {
+  /** What the archive's binary reports as its version. */
+  readonly version: string;
+  readonly path: string;
+  /** The archive's SHA-256 in hex, for `--sha256`. */
+  readonly sha256: string;
+}
+
+/** The architecture in release names, as `scripts/build.mjs` spells it. */
+export const releaseArch = process.arch === 'arm64' ? 'arm64' : 'x64';
+
+/** The one member a release archive may hold; the daemon refuses any other name. */
+export const releaseMember = `aks-flex-node-linux-${releaseArch}`;
+
+/**
+ * Makes a directory for release archives under /var/tmp. Not under the
+ * machines directory, whose sweep would take it for an abandoned machine.
+ * The caller removes it.
+ */
+export function createReleaseDir(): Promise<string> {
+  return mkdtemp('/var/tmp/aks-flex-node-e2e-releases-');
+}
+
+/**
+ * Builds the product again from this checkout, reporting `version`, with
+ * `scripts/build.mjs --version V --out DIR`: a second build to upgrade to.
+ * About 15 s, so a suite builds it once, in `beforeAll`.
+ */
+export async function buildSecondRelease(version: string, dir: string): Promise<ReleaseArchive> {
+  const argv = [
+    process.execPath,
+    path.join(repoRoot, 'scripts/build.mjs'),
+    '--version',
+    version,
+    '--out',
+    dir,
+  ];
+  const result = await runProcess(argv, { timeoutMs: 300_000 });
+  if (result.exitCode !== 0) {
+    throw new Error(`build a second release\n${formatCommandResult(argv.join(' '), result)}`);
+  }
+  return readReleaseArchive(dir, version);
+}
+
+/** The archive `scripts/build.mjs --version V --out DIR` wrote, with its digest. */
+export async function readReleaseArchive(dir: string, version: string): Promise<ReleaseArchive> {
+  const archive = path.join(dir, `aks-flex-node-${version}-linux-${releaseArch}.tar.gz`);
+  return { version, path: archive, sha256: await sha256Of(archive) };
+}
+
+/**
+ * Packs an executable as a release archive the way `scripts/build.mjs`
+ * does: one regular file named {@link releaseMember}, mode 0755, owner 0,
+ * no directory entries. The archive is named after `name`, in `dir`.
+ */
+export async function packReleaseArchive(
+  dir: string,
+  name: string,
+  version: string,
+  executable: string,
+): Promise<ReleaseArchive> {
+  const stage = path.join(dir, `${name}.stage`);
+  await mkdir(stage, { recursive: true });
+  await writeFile(path.join(stage, releaseMember), executable);
+  // Explicitly, because the umask decides what writeFile's mode becomes.
+  await chmod(path.join(stage, releaseMember), 0o755);
+  const archive = path.join(dir, `${name}.tar.gz`);
+  const argv = [
+    'tar',
+    '-C',
+    stage,
+    '--owner=0',
+    '--group=0',
+    '--numeric-owner',
+    '-czf',
+    archive,
+    releaseMember,
+  ];
+  const result = await runProcess(argv);
+  if (result.exitCode !== 0) {
+    throw new Error(`pack ${archive}\n${formatCommandResult(argv.join(' '), result)}`);
+  }
+  return { version, path: archive, sha256: await sha256Of(archive) };
+}
+
+async function sha256Of(file: string): Promise<string> {
+  return createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
+}

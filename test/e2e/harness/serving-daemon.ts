@@ -1,0 +1,82 @@
+import type { StatusResponse } from '@aks-flex-node/api';
+import { statusResponseSchema } from '@aks-flex-node/api';
+import type { Host } from './host.js';
+import { downloadedBinary } from './product.js';
+import { formatCommandResult } from './run-process.js';
+
+/** A status answer and when it arrived, in ms since the epoch by the host's clock. */
+export interface StatusAnswer {
+  readonly answeredAtMs: number;
+  readonly status: StatusResponse;
+}
+
+/** Which daemon {@link waitForServingDaemon} waits for, and how. */
+export interface WaitForServingDaemonOptions {
+  /** The executable the daemon must run from (a slot path). */
+  readonly executable: string;
+  /** The pid of a daemon that does not count: the one serving before the change. */
+  readonly otherThanPid: number;
+  /** Default 60 s. */
+  readonly timeoutMs?: number;
+  /** Pause between status requests. Default 150 ms. */
+  readonly intervalMs?: number;
+  /**
+   * The CLI that asks. Default: the operator's downloaded copy. The installed
+   * `aks-flex-node` resolves through `current`, which names the candidate
+   * while an upgrade is judged, and a candidate that cannot serve cannot
+   * answer `status` either.
+   */
+  readonly cli?: string;
+}
+
+// The time is taken as soon as status returns, before jq looks at the
+// answer, so it is when the daemon answered (to the poll's resolution).
+const pollScript = `
+cli=$1 executable=$2 other_pid=$3 interval=$4
+while :; do
+  if answer=$(timeout 5 "$cli" status --json 2>/dev/null); then
+    answered_at=$(date +%s%3N)
+    if jq -e --arg exe "$executable" --argjson pid "$other_pid" \\
+        '.daemon.executable == $exe and .daemon.pid != $pid' <<<"$answer" >/dev/null; then
+      printf '%s\\n%s\\n' "$answered_at" "$answer"
+      exit 0
+    fi
+  fi
+  sleep "$interval"
+done
+`;
+
+/**
+ * Asks `status` inside the host every `intervalMs` until a daemon other
+ * than `otherThanPid` answers from `executable`, and reports when it first
+ * did. The host shares this machine's clock, so the time compares with
+ * timestamps the product records. Throws on the deadline.
+ */
+export async function waitForServingDaemon(
+  host: Host,
+  options: WaitForServingDaemonOptions,
+): Promise<StatusAnswer> {
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const argv = [
+    '/bin/bash',
+    '-c',
+    pollScript,
+    'wait-for-serving-daemon',
+    options.cli ?? downloadedBinary,
+    options.executable,
+    String(options.otherThanPid),
+    String((options.intervalMs ?? 150) / 1000),
+  ];
+  const result = await host.run(argv, { timeoutMs });
+  const [answeredAt = '', ...answer] = result.stdout.trim().split('\n');
+  if (result.exitCode !== 0) {
+    throw new Error(
+      `no daemon answered status from ${options.executable} on ${host.name} within ${timeoutMs / 1000} s ` +
+        `(pid ${options.otherThanPid} excluded)\n${formatCommandResult(argv.slice(3).join(' '), result)}`,
+    );
+  }
+  return {
+    answeredAtMs: Number(answeredAt),
+    status: statusResponseSchema.parse(JSON.parse(answer.join('\n'))),
+  };
+}
