@@ -1,0 +1,88 @@
+import { expect, it } from 'vitest';
+import { statusResponseSchema } from '@aks-flex-node/api';
+import { describeWithProduct } from './harness/describe-with-product.js';
+import type { Host } from './harness/index.js';
+import {
+  badCandidateScript,
+  installProduct,
+  layOutFixture,
+  productPaths,
+  productUnits,
+  readJournal,
+  readProductStatus,
+  runOrThrow,
+  waitForServingDaemon,
+  waitForUnitState,
+  withHost,
+} from './harness/index.js';
+import { expectServingFrom, expectUpgradeSettled, secondsSince } from './upgrade-invariants.js';
+
+// agentbinary 5.3 and 6.5: the recovery unit restores last-good when the
+// upgraded daemon cannot start and nothing else acted. The state a switch
+// to a bad candidate leaves is laid out by hand, so no guard exists; the
+// agent then waits out RestartSec=30 between failed starts, and OnFailure=
+// would start the recovery unit only after five of them, so the scenario
+// starts the recovery unit itself, as OnFailure= would.
+const operationName = 'manual-1';
+
+/** What a committed switch to a candidate that exits at once leaves: signal, green slot, current. */
+const switchedToBadCandidate = {
+  [productPaths.signalFile]: {
+    kind: 'file',
+    content: JSON.stringify({
+      operationName,
+      candidatePath: productPaths.greenSlot,
+      switchCommitted: true,
+    }),
+    mode: 0o600,
+  },
+  [productPaths.greenSlot]: {
+    kind: 'file',
+    content: badCandidateScript('exits-at-once'),
+    mode: 0o755,
+  },
+  [productPaths.currentLink]: { kind: 'symlink', target: productPaths.greenSlot },
+} as const;
+
+/** Restarts the agent into the candidate and waits until systemd holds it in auto-restart. */
+async function restartIntoBadCandidate(host: Host): Promise<void> {
+  await runOrThrow(host, ['systemctl', 'restart', productUnits.agent]);
+  const state = await waitForUnitState(host, productUnits.agent, 'activating');
+  expect(state.subState).toBe('auto-restart');
+}
+
+describeWithProduct('product: the recovery unit restores last-good', () => {
+  it('agentbinary#6.5 a candidate that cannot start, with no guard, is rolled back by the recovery unit', async () => {
+    await withHost({ name: 'recovery' }, async (host) => {
+      await installProduct(host);
+      await waitForUnitState(host, productUnits.agent, 'active');
+      const before = statusResponseSchema.parse(await readProductStatus(host));
+      // No daemon reads these before the restart below, so their order does not matter here.
+      await layOutFixture(host, switchedToBadCandidate);
+      await restartIntoBadCandidate(host);
+
+      const recoveryStartedAt = new Date().toISOString();
+      await runOrThrow(host, ['systemctl', 'start', productUnits.recovery]);
+      const lastGood = await waitForServingDaemon(host, {
+        executable: productPaths.blueSlot,
+        otherThanPid: before.daemon.pid,
+      });
+
+      const seconds = secondsSince(recoveryStartedAt, lastGood.answeredAtMs);
+      console.log(
+        `recovery: last-good serving ${seconds.toFixed(1)} s after the recovery unit started`,
+      );
+      expect(lastGood.status.version.version).toBe(before.version.version);
+      const record = await expectUpgradeSettled(host, operationName, 'rolled-back', {
+        current: productPaths.blueSlot,
+        lastGood: productPaths.blueSlot,
+      });
+      expect(record.message).toContain('upgraded daemon failed repeatedly');
+      expect(await readJournal(host, productUnits.recovery)).toContain(
+        `restored the last-good binary ${productPaths.blueSlot}`,
+      );
+      await expectServingFrom(host, productPaths.blueSlot, before.version.version);
+      await waitForUnitState(host, productUnits.agent, 'active');
+    });
+  });
+});

@@ -1,0 +1,80 @@
+import { rm } from 'node:fs/promises';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { exitCodes, statusResponseSchema } from '@aks-flex-node/api';
+import { describeWithProduct } from './harness/describe-with-product.js';
+import type { BadCandidate } from './harness/index.js';
+import {
+  badCandidateFailures,
+  badCandidateVersion,
+  copyReleaseIn,
+  createReleaseDir,
+  formatCommandResult,
+  installProduct,
+  packBadCandidate,
+  productPaths,
+  productUnits,
+  readProductStatus,
+  runAgentUpgrade,
+  waitForServingDaemon,
+  waitForUnitState,
+  withHost,
+} from './harness/index.js';
+import { expectServingFrom, expectUpgradeSettled, secondsSince } from './upgrade-invariants.js';
+
+// U3: an AgentUpgrade to a candidate whose daemon cannot serve. The guard,
+// which runs the last-good binary, must restore last-good and restart the
+// agent within its 10 s deadline, so the host is served again well within
+// 15 s of the switch; the last-good daemon then records the rollback.
+const candidates = Object.keys(badCandidateFailures) as BadCandidate[];
+const rolledBack = { current: productPaths.blueSlot, lastGood: productPaths.blueSlot };
+const servedAgainWithinSeconds = 15;
+
+describeWithProduct('product: AgentUpgrade to a candidate that cannot serve', () => {
+  let releaseDir: string | undefined;
+  beforeAll(async () => {
+    releaseDir = await createReleaseDir();
+  });
+  afterAll(async () => {
+    if (releaseDir !== undefined) await rm(releaseDir, { recursive: true, force: true });
+  });
+
+  it.each(candidates)(
+    'U3 %s: last-good serves again within 15 s of the switch and the upgrade is rolled back',
+    async (candidate) => {
+      const release = await packBadCandidate(releaseDir!, candidate);
+      await withHost({ name: 'rollback' }, async (host) => {
+        await installProduct(host);
+        await waitForUnitState(host, productUnits.agent, 'active');
+        const before = statusResponseSchema.parse(await readProductStatus(host));
+        const url = await copyReleaseIn(host, release);
+
+        // Side by side: the status poll must be running while the CLI waits.
+        const [upgrade, lastGood] = await Promise.all([
+          runAgentUpgrade(host, url, release.sha256),
+          waitForServingDaemon(host, {
+            executable: productPaths.blueSlot,
+            otherThanPid: before.daemon.pid,
+          }),
+        ]);
+
+        const seconds = secondsSince(upgrade.operation.switchedAt, lastGood.answeredAtMs);
+        console.log(`U3 ${candidate}: last-good serving ${seconds.toFixed(1)} s after the switch`);
+        expect(
+          upgrade.result.exitCode,
+          formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result),
+        ).toBe(exitCodes.upgradeFailed.code);
+        expect(upgrade.operation).toMatchObject({
+          state: 'rolled-back',
+          toVersion: badCandidateVersion,
+          toPath: productPaths.greenSlot,
+        });
+        expect(seconds).toBeGreaterThan(0);
+        expect(seconds).toBeLessThan(servedAgainWithinSeconds);
+        expect(lastGood.status.version.version).toBe(before.version.version);
+        await expectUpgradeSettled(host, upgrade.operation.id, 'rolled-back', rolledBack);
+        await expectServingFrom(host, productPaths.blueSlot, before.version.version);
+        await waitForUnitState(host, productUnits.agent, 'active');
+      });
+    },
+  );
+});

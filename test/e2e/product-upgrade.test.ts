@@ -1,0 +1,71 @@
+import { rm } from 'node:fs/promises';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { exitCodes } from '@aks-flex-node/api';
+import { describeWithProduct } from './harness/describe-with-product.js';
+import type { ReleaseArchive } from './harness/index.js';
+import {
+  buildSecondRelease,
+  copyReleaseIn,
+  createReleaseDir,
+  formatCommandResult,
+  installProduct,
+  productPaths,
+  productUnits,
+  runAgentUpgrade,
+  waitForUnitState,
+  withHost,
+} from './harness/index.js';
+import { expectServingFrom, expectUpgradeSettled } from './upgrade-invariants.js';
+
+// U2: an AgentUpgrade to a second build of the product, from the archive
+// `pnpm build` makes, as an operator runs it. U7: the host keeps the
+// upgraded agent across a reboot.
+const secondVersion = '0.2.0-e2e';
+const upgraded = { current: productPaths.greenSlot, lastGood: productPaths.blueSlot };
+
+describeWithProduct('product: AgentUpgrade to a second build', () => {
+  let releaseDir: string | undefined;
+  let release: ReleaseArchive;
+  beforeAll(async () => {
+    releaseDir = await createReleaseDir();
+    release = await buildSecondRelease(secondVersion, releaseDir);
+  }, 300_000);
+  afterAll(async () => {
+    if (releaseDir !== undefined) await rm(releaseDir, { recursive: true, force: true });
+  });
+
+  it.each(['plain', 'acl'] as const)(
+    'U2 %s host: the agent upgrades to the second build and still runs it after a reboot (U7)',
+    async (variant) => {
+      await withHost({ variant, name: 'upgrade' }, async (host) => {
+        await installProduct(host);
+        await waitForUnitState(host, productUnits.agent, 'active');
+        const url = await copyReleaseIn(host, release);
+
+        const upgrade = await runAgentUpgrade(host, url, release.sha256);
+
+        expect(
+          upgrade.result.exitCode,
+          formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result),
+        ).toBe(exitCodes.ok.code);
+        expect(upgrade.operation).toMatchObject({
+          state: 'succeeded',
+          toVersion: secondVersion,
+          fromPath: productPaths.blueSlot,
+          toPath: productPaths.greenSlot,
+        });
+        expect(upgrade.events.map((event) => event.phase)).toEqual(
+          expect.arrayContaining(['downloading', 'extracting', 'verifying', 'switching']),
+        );
+        await expectUpgradeSettled(host, upgrade.operation.id, 'succeeded', upgraded);
+        await expectServingFrom(host, productPaths.greenSlot, secondVersion);
+
+        await host.reboot();
+
+        await waitForUnitState(host, productUnits.agent, 'active');
+        await expectServingFrom(host, productPaths.greenSlot, secondVersion);
+        await expectUpgradeSettled(host, upgrade.operation.id, 'succeeded', upgraded);
+      });
+    },
+  );
+});
