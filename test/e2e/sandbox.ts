@@ -1,23 +1,41 @@
 // `pnpm sandbox` (scripts/sandbox.sh bundles and runs this file): boots a
-// plain host, installs the built product as an operator would, and shows
-// the layout and `aks-flex-node status` after each step. The harness tears
-// the host down on exit, on Ctrl-C and on SIGTERM.
-import type { Host } from './harness/index.js';
+// plain host, installs the built product as an operator would, upgrades it
+// to a second build and then to a candidate that cannot serve, which is
+// rolled back, and shows the layout and `aks-flex-node status` after each
+// step. The harness tears the host down on exit, on Ctrl-C and on SIGTERM.
+//
+// Usage: node sandbox.mjs --release-dir DIR --release-version VERSION
+// (DIR holds the second build's archive, as scripts/build.mjs writes it).
+import { parseArgs } from 'node:util';
+import { statusResponseSchema } from '@aks-flex-node/api';
+import type { Host, ReleaseArchive } from './harness/index.js';
 import {
   copyIn,
+  copyReleaseIn,
   downloadedBinary,
   formatCommandResult,
   isProductBuilt,
+  packBadCandidate,
   productBinary,
   productPaths,
   productSkipMessage,
   productUnits,
   readLayoutTree,
+  readOperationRecords,
+  readProductStatus,
+  readReleaseArchive,
   runOrThrow,
   sweepStaleMachines,
+  waitForServingDaemon,
   waitForUnitState,
   withHost,
 } from './harness/index.js';
+
+/** The archives the sandbox upgrades to. */
+interface SandboxReleases {
+  readonly secondBuild: ReleaseArchive;
+  readonly badCandidate: ReleaseArchive;
+}
 
 function print(text: string): void {
   process.stdout.write(`${text}\n`);
@@ -35,8 +53,16 @@ async function showStep(host: Host, heading: string, executable: string): Promis
   print(`--- aks-flex-node status ---\n${formatCommandResult(`${executable} status`, status)}`);
 }
 
-async function runSandbox(host: Host): Promise<void> {
-  print(`sandbox host ${host.name} booted (${host.variant}, ${host.bootState()})`);
+/** Runs `aks-flex-node agent-upgrade` without --json, so it prints its phase lines, and prints them. */
+async function runAgentUpgradeCommand(host: Host, release: ReleaseArchive): Promise<number> {
+  const url = await copyReleaseIn(host, release);
+  const argv = [productPaths.installedBinary, 'agent-upgrade', '--url', url];
+  const result = await host.run([...argv, '--sha256', release.sha256], { timeoutMs: 120_000 });
+  print(`\n${formatCommandResult(`${argv.join(' ')} --sha256 …`, result)}`);
+  return result.exitCode;
+}
+
+async function installAndReboot(host: Host): Promise<void> {
   await showStep(host, '1. a fresh host', downloadedBinary);
 
   await copyIn(host, productBinary, downloadedBinary);
@@ -52,6 +78,63 @@ async function runSandbox(host: Host): Promise<void> {
   await showStep(host, '4. after a reboot', productPaths.installedBinary);
 }
 
+async function upgradeToSecondBuild(host: Host, release: ReleaseArchive): Promise<void> {
+  const exitCode = await runAgentUpgradeCommand(host, release);
+  if (exitCode !== 0) throw new Error(`the AgentUpgrade to ${release.version} exited ${exitCode}`);
+  await waitForUnitState(host, productUnits.agent, 'active');
+  await showStep(host, `5. upgraded to ${release.version}`, productPaths.installedBinary);
+}
+
+/**
+ * The guard, running the last-good binary, rolls the candidate back; a
+ * status poll beside the command measures how long the host went unserved.
+ */
+async function upgradeToBadCandidate(host: Host, release: ReleaseArchive): Promise<void> {
+  const before = statusResponseSchema.parse(await readProductStatus(host));
+  const [exitCode, lastGood] = await Promise.all([
+    runAgentUpgradeCommand(host, release),
+    waitForServingDaemon(host, {
+      executable: before.daemon.executable,
+      otherThanPid: before.daemon.pid,
+    }),
+  ]);
+  const record = (await readOperationRecords(host)).find(
+    (operation) => operation.toVersion === release.version,
+  );
+  const switchedAt = Date.parse(record?.switchedAt ?? '');
+  print(
+    `\nagent-upgrade exited ${exitCode}; the operation record says ${record?.state ?? '(none)'}\n` +
+      `last-good (${before.daemon.executable}) serving again ` +
+      `${((lastGood.answeredAtMs - switchedAt) / 1000).toFixed(1)} s after the switch`,
+  );
+  await waitForUnitState(host, productUnits.agent, 'active');
+  await showStep(
+    host,
+    `6. an upgrade to ${release.version}, which cannot serve, rolled back`,
+    productPaths.installedBinary,
+  );
+}
+
+async function runSandbox(host: Host, releases: SandboxReleases): Promise<void> {
+  print(`sandbox host ${host.name} booted (${host.variant}, ${host.bootState()})`);
+  await installAndReboot(host);
+  await upgradeToSecondBuild(host, releases.secondBuild);
+  await upgradeToBadCandidate(host, releases.badCandidate);
+}
+
+async function readReleases(): Promise<SandboxReleases | undefined> {
+  const { values } = parseArgs({
+    options: { 'release-dir': { type: 'string' }, 'release-version': { type: 'string' } },
+  });
+  const dir = values['release-dir'];
+  const version = values['release-version'];
+  if (dir === undefined || version === undefined) return undefined;
+  return {
+    secondBuild: await readReleaseArchive(dir, version),
+    badCandidate: await packBadCandidate(dir, 'exits-at-once'),
+  };
+}
+
 async function main(): Promise<number> {
   const swept = sweepStaleMachines();
   if (swept.length > 0) print(`removed machines an earlier run left: ${swept.join(', ')}`);
@@ -59,8 +142,15 @@ async function main(): Promise<number> {
     process.stderr.write(`sandbox: ${productSkipMessage}\n`);
     return 1;
   }
-  await withHost({ name: 'sandbox' }, runSandbox);
-  print('\nsandbox: done; the host is powered off and removed');
+  const releases = await readReleases();
+  if (releases === undefined) {
+    process.stderr.write('usage: sandbox.mjs --release-dir DIR --release-version VERSION\n');
+    return 2;
+  }
+  const started = Date.now();
+  await withHost({ name: 'sandbox' }, (host) => runSandbox(host, releases));
+  const seconds = ((Date.now() - started) / 1000).toFixed(0);
+  print(`\nsandbox: done in ${seconds} s; the host is powered off and removed`);
   return 0;
 }
 
