@@ -90,8 +90,9 @@ report() {
 /** The script that kills the process at one failpoint and starts again. */
 function crashScenario(fp: FailpointName): string {
   if (fp.startsWith('upgrade/')) {
-    // The protected case (last-good names the slot about to be written) needs one upgrade first.
-    const prior = fp === failpoints.upgradeLastGoodProtected ? 'upgrade_once' : ':';
+    // After one upgrade, last-good names the slot the next one writes: the case
+    // where moving last-good first is what keeps a rollback target.
+    const prior = fp === failpoints.upgradeLastGoodUpdated ? 'upgrade_once' : ':';
     return `install_agent; ${prior}
       mark_before; start_daemon "$FP"; begin_upgrade; wait_daemon_exit
       start_daemon; wait_judged; finish_upgrade

@@ -1,3 +1,16 @@
+export { activateHostDaemon } from './activation/activate-host-daemon.js';
+export type { ActivateOptions } from './activation/activate-host-daemon.js';
+export { createFileInspector } from './activation/activation-inspector.js';
+export type {
+  ActivationInspector,
+  EntryKind,
+  FileInspector,
+} from './activation/activation-inspector.js';
+export type { ActivationService } from './activation/activation-service.js';
+export { planActivation } from './activation/plan-activation.js';
+export type { ActivationLayout, PlanRequest } from './activation/plan-activation.js';
+export { maxCandidateBytes, snapshotCandidate } from './activation/snapshot-candidate.js';
+export type { CandidateSnapshot } from './activation/snapshot-candidate.js';
 export { agentBinaryPathsUnder } from './agent-binary-paths.js';
 export type { AgentBinaryPaths } from './agent-binary-paths.js';
 export { ensureAgentBinaryLayout, isRegularExecutable } from './ensure-layout.js';

@@ -1,3 +1,9 @@
+export {
+  activationPlanSchema,
+  activationResultSchema,
+  activationServicePlanSchema,
+} from './activation.js';
+export type { ActivationPlan, ActivationResult, ActivationServicePlan } from './activation.js';
 export { createApiClient } from './client.js';
 export type { ApiClient, ApiClientOptions } from './client.js';
 export { exitCodeFor, exitCodes } from './exit-codes.js';

@@ -9,9 +9,9 @@ export const failpoints = {
   // AgentUpgrade staging and switching (daemon, under the activation lock).
   upgradeSignalWritten: 'upgrade/signal-written',
   upgradeCandidateRecorded: 'upgrade/candidate-recorded',
-  upgradeLastGoodProtected: 'upgrade/last-good-protected',
-  upgradeCandidateInstalled: 'upgrade/candidate-installed',
+  upgradeCandidateStaged: 'upgrade/candidate-staged',
   upgradeLastGoodUpdated: 'upgrade/last-good-updated',
+  upgradeCandidateInstalled: 'upgrade/candidate-installed',
   upgradeSwitched: 'upgrade/switched',
   upgradeSwitchCommitted: 'upgrade/switch-committed',
   // Judging at the next daemon start.

@@ -1,7 +1,8 @@
 // Over 300 lines because it is three tables (switches, refusals, sequences) over one set of
 // fakes; split apart, each would repeat the call order and the invariants.
 import { realpathSync, rmSync } from 'node:fs';
-import { readlink } from 'node:fs/promises';
+import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { AgentError } from '@aks-flex-node/log';
 import { describe, expect, it } from 'vitest';
 import { daemonInstanceId } from './instance-id.js';
@@ -27,13 +28,13 @@ import {
 } from './test-fixtures.js';
 
 /** The calls of a stage that switched, in the order the spec requires (§3.3 steps 3–9, §3.4). */
-const switchCalls = (candidate: 'blue' | 'green'): string[] => [
+const switchCalls = (): string[] => [
   'guard',
   'phase recording',
   'phase downloading',
   'fetchArchive',
   'phase extracting',
-  `installMember aks-flex-node-${candidate}`,
+  'installMember staged',
   'phase verifying',
   'inspectCandidate',
   'cleanup',
@@ -87,12 +88,12 @@ const switches: Record<string, SwitchCase> = {
       lastGood: 'blue',
       binary: 'green',
     },
-  'agentbinary#115 last-good names the inactive slot: it moves to the running binary before the slot is written':
+  'agentbinary#115 last-good names the inactive slot: the candidate is staged beside it, and last-good moves to the running binary before the slot is replaced':
     {
       setup: (l) => installedLayout(l, 'green', 'blue'),
       previous: 'green',
       candidate: 'blue',
-      lastGoodAtInstall: 'green',
+      lastGoodAtInstall: 'blue',
       lastGood: 'green',
       binary: 'blue',
     },
@@ -120,7 +121,7 @@ describe('stageAndSwitch: switches (spec agentbinary §3.3, §3.4)', () => {
       candidate: at(l, row.candidate),
     });
     expect(result.candidateVersion.version).toBe('v2');
-    expect(host.calls).toEqual(switchCalls(row.candidate));
+    expect(host.calls).toEqual(switchCalls());
     expect(host.cleanups).toBe(1);
     expect(host.lastGoodAtInstall).toBe(row.lastGoodAtInstall);
     expect(await selection(l)).toEqual({ current: row.candidate, lastGood: row.lastGood });
@@ -224,16 +225,17 @@ const refusals: Record<string, RefusalCase> = {
       cleanups: 1,
       lastCall: 'cleanup',
     },
-  "agentbinary§6.5 a failed extraction over last-good's slot leaves last-good on the running binary":
-    {
-      setup: (l) => installedLayout(l, 'green', 'blue'),
-      fakes: { installMember: failWith('duplicate member') },
-      error: { message: /duplicate member/ },
-      after: { current: 'green', lastGood: 'green' },
-      signal: 'absent',
-      cleanups: 1,
-      lastCall: 'cleanup',
-    },
+  // The candidate is staged and proven before anything moves, so even
+  // last-good naming the slot to be written stays where it was.
+  "agentbinary§6.5 a failed extraction over last-good's slot leaves every link where it was": {
+    setup: (l) => installedLayout(l, 'green', 'blue'),
+    fakes: { installMember: failWith('duplicate member') },
+    error: { message: /duplicate member/ },
+    after: { current: 'green', lastGood: 'blue' },
+    signal: 'absent',
+    cleanups: 1,
+    lastCall: 'cleanup',
+  },
   'agentbinary§3.4 step 1 a guard refusal changes nothing and writes no signal': {
     setup: (l) => installedLayout(l, 'blue', 'blue'),
     fakes: {
@@ -347,8 +349,8 @@ describe('stageAndSwitch: sequences (spec agentbinary §1.4 item 4)', () => {
     }[] = [
       { version: 'v2', expected: { current: 'green', lastGood: 'blue' } },
       { version: 'v3', expected: { current: 'blue', lastGood: 'green' } },
-      // green is last-good and the slot to write, so last-good moved to blue before the refusal.
-      { version: 'v4', fails: true, expected: { current: 'blue', lastGood: 'blue' } },
+      // green is last-good and the slot to write; a refused candidate leaves it so.
+      { version: 'v4', fails: true, expected: { current: 'blue', lastGood: 'green' } },
       { version: 'v5', expected: { current: 'green', lastGood: 'blue' } },
       { version: 'v6', expected: { current: 'blue', lastGood: 'green' } },
     ];
@@ -362,9 +364,7 @@ describe('stageAndSwitch: sequences (spec agentbinary §1.4 item 4)', () => {
       if (round.fails === true) {
         await expect(stageAndSwitch(host.options)).rejects.toThrow('exit status 1');
       } else {
-        const { previous } = await stageAndSwitch(host.options);
-        // The last-good binary is never the slot being written.
-        expect(host.lastGoodAtInstall).toBe(await resolvedName(l, previous));
+        await stageAndSwitch(host.options);
         // The restarted daemon runs the candidate and judges it.
         const restarted = fakeJudgeHost(l, realpathSync(l.paths.current), 'restarted-daemon');
         expect(await judgeStartedUpgrade(restarted.options)).toBe('succeeded');
@@ -375,5 +375,29 @@ describe('stageAndSwitch: sequences (spec agentbinary §1.4 item 4)', () => {
       expect(await signalBytes(l)).toBeUndefined();
       await assertInvariants(l);
     }
+  });
+});
+
+describe('stageAndSwitch: the candidate is staged beside its slot', () => {
+  it('a refused candidate leaves the inactive slot byte-for-byte as it was, and no staged file', async () => {
+    const l = await newLayout();
+    await installedLayout(l, 'blue', 'blue');
+    const before = await readFile(l.paths.green);
+    const host = fakeStageHost(l, { inspectCandidate: failWith('does not run') });
+    await expect(stageAndSwitch(host.options)).rejects.toThrow('does not run');
+    expect(await readFile(l.paths.green)).toEqual(before);
+    expect((await readdir(l.paths.slotDir)).filter((name) => name.startsWith('.'))).toEqual([]);
+  });
+
+  it('a candidate a killed upgrade left behind is removed by the next upgrade', async () => {
+    const l = await newLayout();
+    await installedLayout(l, 'blue', 'blue');
+    const leftovers = ['.aks-flex-node-candidate-0123456789ab', '.agent-upgrade-feedface'];
+    for (const name of leftovers) await writeFile(path.join(l.paths.slotDir, name), 'partial');
+    await writeFile(path.join(l.paths.slotDir, 'operator-note'), 'kept');
+    await stageAndSwitch(fakeStageHost(l).options);
+    const names = await readdir(l.paths.slotDir);
+    for (const name of leftovers) expect(names).not.toContain(name);
+    expect(names).toContain('operator-note');
   });
 });

@@ -1,6 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import { readdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
-import { replaceSymlinkAtomic } from '@aks-flex-node/fs';
+import { replaceSymlinkAtomic, syncDirectory } from '@aks-flex-node/fs';
 import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { ensureAgentBinaryLayout } from '../ensure-layout.js';
@@ -14,6 +17,26 @@ import {
 import { candidateSlotFor } from './candidate-slot.js';
 import { daemonInstanceId } from './instance-id.js';
 import { rollbackUpgradeFiles } from './rollback-files.js';
+
+/** Names of candidates staged beside their slot; one left by a crash is removed by the next upgrade. */
+const stagedCandidatePrefix = '.aks-flex-node-candidate-';
+/** The archive library's own temporary names, likewise. */
+const extractionTempPrefix = '.agent-upgrade-';
+
+/**
+ * Removes what a killed upgrade left in the slot directory. Only files with
+ * the upgrade's own temporary names are touched, under the activation lock.
+ */
+async function removeStaleCandidates(slotDir: string, log: Logger): Promise<void> {
+  for (const name of await readdir(slotDir)) {
+    if (!name.startsWith(stagedCandidatePrefix) && !name.startsWith(extractionTempPrefix)) continue;
+    await rm(path.join(slotDir, name), { force: true });
+    log.info(
+      { path: path.join(slotDir, name) },
+      'removed a candidate a stopped upgrade left behind',
+    );
+  }
+}
 
 /** The steps an upgrade reports as its phase. */
 export type StagePhase = 'recording' | 'downloading' | 'extracting' | 'verifying' | 'switching';
@@ -108,31 +131,37 @@ async function stageAfterRecording(options: StageOptions): Promise<StageResult> 
   await updateUpgradeSignal(signalFile, { candidatePath: candidate, previousPath: previous });
   failpoint(failpoints.upgradeCandidateRecorded);
 
+  await removeStaleCandidates(path.dirname(candidate), log);
   options.onPhase('downloading');
   const { archivePath, cleanup } = await options.fetchArchive();
+  // The candidate is staged beside the slot and proven before it replaces
+  // anything: a refused archive or candidate leaves slots and links as they were.
+  const staged = path.join(
+    path.dirname(candidate),
+    `${stagedCandidatePrefix}${randomBytes(6).toString('hex')}`,
+  );
   let candidateVersion: VersionInfo;
   try {
-    // If last-good names the slot about to be overwritten, it is moved to the
-    // running binary first, so the last-good binary is never the one replaced.
-    const isLastGoodProtected = (await resolveIfPresent(paths.lastGood)) === candidate;
-    if (isLastGoodProtected) {
-      await replaceSymlinkAtomic(paths.lastGood, previous);
-      failpoint(failpoints.upgradeLastGoodProtected);
-    }
     options.onPhase('extracting');
-    await options.installMember(archivePath, candidate);
-    failpoint(failpoints.upgradeCandidateInstalled);
+    await options.installMember(archivePath, staged);
     options.onPhase('verifying');
-    candidateVersion = await options.inspectCandidate(candidate);
-    // Otherwise last-good moves only now, after the candidate proved it runs:
-    // a refused candidate leaves a distinct last-good untouched.
-    if (!isLastGoodProtected) {
-      await replaceSymlinkAtomic(paths.lastGood, previous);
-      failpoint(failpoints.upgradeLastGoodUpdated);
-    }
+    candidateVersion = await options.inspectCandidate(staged);
+  } catch (error) {
+    await rm(staged, { force: true });
+    throw error;
   } finally {
     await cleanup();
   }
+  failpoint(failpoints.upgradeCandidateStaged);
+  // last-good moves to the running binary now: after the candidate proved it
+  // runs (a refused one leaves a distinct last-good alone), and before the
+  // slot last-good may name is replaced (the last-good binary is never the one
+  // overwritten).
+  await replaceSymlinkAtomic(paths.lastGood, previous);
+  failpoint(failpoints.upgradeLastGoodUpdated);
+  await rename(staged, candidate);
+  await syncDirectory(path.dirname(candidate));
+  failpoint(failpoints.upgradeCandidateInstalled);
   options.onPhase('switching');
   await replaceSymlinkAtomic(paths.current, candidate);
   failpoint(failpoints.upgradeSwitched);

@@ -261,10 +261,14 @@ export function fakeStageHost(
           },
         };
       },
-      installMember: async (_archive, slot) => {
-        host.calls.push(`installMember ${path.basename(slot)}`);
+      installMember: async (_archive, target) => {
+        // The candidate is staged beside its slot under a temporary name.
+        const name = path.basename(target);
+        host.calls.push(
+          `installMember ${name.startsWith('.aks-flex-node-candidate-') ? 'staged' : name}`,
+        );
         host.lastGoodAtInstall = await resolvedName(l, l.paths.lastGood);
-        await agentScript(slot, version);
+        await agentScript(target, version);
       },
       inspectCandidate: async (slot) => {
         host.calls.push('inspectCandidate');
