@@ -37,14 +37,49 @@ export async function planActivation(
   const { layout } = request;
   requireCleanAbsolute(request.candidatePath, 'the candidate');
   for (const file of layoutFiles(layout)) requireCleanAbsolute(file, 'a layout path');
+  const { active, initialized, changed } = await compareWithActive(request, inspector);
+  const slots = await chooseSlots(layout, inspector, active, initialized, changed);
+  for (const file of layoutFiles(layout)) await requireReplaceable(inspector, file);
+  const lastGoodTarget = await readLastGoodLink(inspector, layout.lastGood);
+  // Nothing else changes, so a missing last-good is the one thing to repair.
+  const repairLastGood =
+    initialized && !changed && (await inspector.resolve(layout.lastGood)) === undefined;
+  const plan: ActivationPlan = {
+    candidatePath: request.candidatePath,
+    activePath: active,
+    ...slots,
+    currentLink: layout.current,
+    lastGoodLink: layout.lastGood,
+    initializeLayout: !initialized,
+    candidateChanged: changed,
+    repairLastGood,
+    updateLastGood: !initialized || changed || repairLastGood,
+    service: await inspector.servicePlan(),
+    actions: [],
+  };
+  if (layout.binary !== undefined) plan.binaryPath = layout.binary;
+  if (lastGoodTarget !== undefined) plan.lastGoodTarget = lastGoodTarget;
+  plan.actions = listActivationActions(plan);
+  return plan;
+}
+
+/**
+ * The candidate against what runs now (spec §3.6.1 steps 2–5): both must be
+ * regular executables, and on a layout still to be initialised the candidate
+ * must not be the active binary itself (rationale §8.15: activating the only
+ * copy of the running binary would leave no rollback target).
+ */
+async function compareWithActive(
+  request: PlanRequest,
+  inspector: ActivationInspector,
+): Promise<{ active: string; initialized: boolean; changed: boolean }> {
   const candidate = await requireExecutable(inspector, request.candidatePath);
   const content =
     request.contentPath === undefined
       ? candidate
       : await requireExecutable(inspector, request.contentPath);
-  const { active, initialized } = await discoverActive(layout, inspector);
+  const { active, initialized } = await discoverActive(request.layout, inspector);
   if (!initialized && candidate === active) {
-    // Rationale §8.15: activating the only copy of the running binary would leave no rollback target.
     throw new AgentError(
       'UPGRADE_REFUSED',
       `the candidate ${request.candidatePath} is the active binary ${active}; it must be staged separately`,
@@ -55,48 +90,7 @@ export async function planActivation(
     );
   }
   const changed = (await inspector.sha256(content)) !== (await inspector.sha256(active));
-  const { targetPath, rollbackPath } = await chooseSlots(
-    layout,
-    inspector,
-    active,
-    initialized,
-    changed,
-  );
-  // A slot aliased to the other one through a link would make the install overwrite what runs.
-  if (changed && (await inspector.resolve(targetPath)) === active) {
-    throw new AgentError(
-      'UPGRADE_REFUSED',
-      `the install target ${targetPath} resolves to active binary ${active}`,
-      {
-        path: targetPath,
-        hint: `make ${layout.blue} and ${layout.green} regular files, then retry`,
-      },
-    );
-  }
-  for (const file of layoutFiles(layout)) await requireReplaceable(inspector, file);
-  const lastGoodTarget = await readLastGoodLink(inspector, layout.lastGood);
-  // Nothing else changes, so a missing last-good is the one thing to repair.
-  const repairLastGood =
-    initialized && !changed && (await inspector.resolve(layout.lastGood)) === undefined;
-  const service = await inspector.servicePlan();
-  const plan: ActivationPlan = {
-    candidatePath: request.candidatePath,
-    activePath: active,
-    targetPath,
-    rollbackPath,
-    currentLink: layout.current,
-    lastGoodLink: layout.lastGood,
-    initializeLayout: !initialized,
-    candidateChanged: changed,
-    repairLastGood,
-    updateLastGood: !initialized || changed || repairLastGood,
-    service,
-    actions: [],
-  };
-  if (layout.binary !== undefined) plan.binaryPath = layout.binary;
-  if (lastGoodTarget !== undefined) plan.lastGoodTarget = lastGoodTarget;
-  plan.actions = listActivationActions(plan);
-  return plan;
+  return { active, initialized, changed };
 }
 
 function layoutFiles(layout: ActivationLayout): string[] {
@@ -161,9 +155,11 @@ async function discoverActive(
 }
 
 /**
- * Where the candidate goes and what a failure returns to (spec §3.6.1 step
- * 6). An uninitialised layout keeps the active binary in blue as the rollback
- * target; an initialised one writes the slot `current` does not name.
+ * Where the candidate goes and what a failure returns to (spec §3.6.1 steps
+ * 6–7). An uninitialised layout keeps the active binary in blue as the
+ * rollback target; an initialised one writes the slot `current` does not
+ * name. A slot aliased to the other through a link is refused: the install
+ * would overwrite what runs.
  */
 async function chooseSlots(
   layout: ActivationLayout,
@@ -172,12 +168,26 @@ async function chooseSlots(
   initialized: boolean,
   changed: boolean,
 ): Promise<{ targetPath: string; rollbackPath: string }> {
+  let slots: { targetPath: string; rollbackPath: string };
   if (!initialized) {
-    return { targetPath: changed ? layout.green : layout.blue, rollbackPath: layout.blue };
+    slots = { targetPath: changed ? layout.green : layout.blue, rollbackPath: layout.blue };
+  } else if (!changed) {
+    slots = { targetPath: active, rollbackPath: active };
+  } else {
+    const activeIsBlue = (await inspector.resolve(layout.blue)) === active;
+    slots = { targetPath: activeIsBlue ? layout.green : layout.blue, rollbackPath: active };
   }
-  if (!changed) return { targetPath: active, rollbackPath: active };
-  const activeIsBlue = (await inspector.resolve(layout.blue)) === active;
-  return { targetPath: activeIsBlue ? layout.green : layout.blue, rollbackPath: active };
+  if (changed && (await inspector.resolve(slots.targetPath)) === active) {
+    throw new AgentError(
+      'UPGRADE_REFUSED',
+      `the install target ${slots.targetPath} resolves to active binary ${active}`,
+      {
+        path: slots.targetPath,
+        hint: `make ${layout.blue} and ${layout.green} regular files, then retry`,
+      },
+    );
+  }
+  return slots;
 }
 
 /** A directory (or a device, a socket) at a layout name is never the agent's to replace. */
