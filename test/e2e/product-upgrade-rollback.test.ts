@@ -22,9 +22,10 @@ import {
 import { expectServingFrom, expectUpgradeSettled, secondsSince } from './upgrade-invariants.js';
 
 // U3: an AgentUpgrade to a candidate whose daemon cannot serve. The guard,
-// which runs the last-good binary, must restore last-good and restart the
-// agent within its 10 s deadline, so the host is served again well within
-// 15 s of the switch; the last-good daemon then records the rollback.
+// which runs the last-good binary, restores last-good and restarts the
+// agent as soon as the candidate exits, or at its 10 s deadline when it
+// never judges itself, so the host is served again within 15 s of the
+// switch; the last-good daemon then records the rollback.
 const candidates = Object.keys(badCandidateFailures) as BadCandidate[];
 const rolledBack = { current: productPaths.blueSlot, lastGood: productPaths.blueSlot };
 const servedAgainWithinSeconds = 15;

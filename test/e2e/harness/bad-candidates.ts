@@ -14,6 +14,8 @@ export const badCandidateFailures = {
   'exits-at-once': 'exit 1',
   /** The daemon runs for 4 s without serving, then dies by SIGKILL, as an OOM kill ends it. */
   'crashes-after-4s': 'sleep 4\n    kill -KILL $$',
+  /** The daemon runs and never serves, so it never judges itself: only the guard's deadline ends it. */
+  hangs: 'exec sleep infinity',
 } as const;
 
 /** A name of {@link badCandidateFailures}. */
