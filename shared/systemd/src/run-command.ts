@@ -58,9 +58,13 @@ export interface Systemctl {
   /** `reset-failed` first so a planned restart never counts toward the start limit. */
   resetFailed(unit: string): Promise<void>;
   restartNoBlock(unit: string): Promise<void>;
+  /** Restarts and waits for the job: for a caller that checks the result itself. */
+  restart(unit: string): Promise<void>;
   isActive(unit: string): Promise<boolean>;
-  /** ActiveState and SubState, as `systemctl show` reports them. */
-  unitState(unit: string): Promise<{ activeState: string; subState: string }>;
+  /** LoadState, ActiveState and SubState, as `systemctl show` reports them. */
+  unitState(unit: string): Promise<{ loadState: string; activeState: string; subState: string }>;
+  /** The unit's main process, 0 when it has none. */
+  mainPid(unit: string): Promise<number>;
 }
 
 /** Builds the real {@link Systemctl}; every call goes through one runner. Throws SYSTEMD_FAILED. */
@@ -95,12 +99,30 @@ export function createSystemctl(options: SystemctlOptions): Systemctl {
     start: (units) => mustSucceed(['start', ...units]),
     resetFailed: (unit) => mustSucceed(['reset-failed', unit]),
     restartNoBlock: (unit) => mustSucceed(['--no-block', 'restart', unit]),
+    restart: (unit) => mustSucceed(['restart', unit]),
     isActive: async (unit) => (await systemctl(['is-active', '--quiet', unit])).exitCode === 0,
     unitState: async (unit) => {
-      const result = await systemctl(['show', '--property=ActiveState,SubState', unit]);
+      const result = await systemctl(['show', '--property=LoadState,ActiveState,SubState', unit]);
       const value = (key: string) =>
         new RegExp(`^${key}=(.*)$`, 'm').exec(result.stdout)?.[1]?.trim() ?? '';
-      return { activeState: value('ActiveState'), subState: value('SubState') };
+      return {
+        loadState: value('LoadState'),
+        activeState: value('ActiveState'),
+        subState: value('SubState'),
+      };
+    },
+    mainPid: async (unit) => {
+      const args = ['show', '--property=MainPID', '--value', unit];
+      const result = await systemctl(args);
+      const pid = Number(result.stdout.trim());
+      if (result.exitCode !== 0 || !Number.isInteger(pid) || pid < 0) {
+        throw new AgentError(
+          'SYSTEMD_FAILED',
+          `systemctl ${args.join(' ')} exited ${result.exitCode} with ${JSON.stringify(result.stdout.trim())}: ${result.stderr.trim()}`,
+          { hint: 'see `journalctl -xe` for what systemd reported' },
+        );
+      }
+      return pid;
     },
   };
 }

@@ -1,0 +1,55 @@
+import { createSilentLogger } from '@aks-flex-node/log';
+import { describe, expect, it } from 'vitest';
+import { createSystemctl, type CommandResult } from './run-command.js';
+
+/** A systemctl whose one answer is `result`; the arguments it got are kept. */
+function systemctlAnswering(result: Partial<CommandResult>) {
+  const seen: string[][] = [];
+  const systemctl = createSystemctl({
+    log: createSilentLogger(),
+    run: (_file, args) => {
+      seen.push([...args]);
+      return Promise.resolve({ exitCode: 0, stdout: '', stderr: '', ...result });
+    },
+  });
+  return { systemctl, seen };
+}
+
+describe('createSystemctl', () => {
+  it.each<[string, Partial<CommandResult>, number]>([
+    ['agentbinary§3.6.3 a running unit reports its main PID', { stdout: '4242\n' }, 4242],
+    ['agentbinary§3.6.3 a stopped unit reports 0', { stdout: '0\n' }, 0],
+  ])('%s', async (_name, result, pid) => {
+    const { systemctl, seen } = systemctlAnswering(result);
+    expect(await systemctl.mainPid('aks-flex-node-agent.service')).toBe(pid);
+    expect(seen).toEqual([
+      ['show', '--property=MainPID', '--value', 'aks-flex-node-agent.service'],
+    ]);
+  });
+
+  it.each<[string, Partial<CommandResult>]>([
+    ['agentbinary§3.6.3 an answer that is not a number', { stdout: 'garbage\n' }],
+    ['agentbinary§3.6.3 a failed show', { exitCode: 1, stderr: 'Failed to connect to bus' }],
+  ])('%s is SYSTEMD_FAILED, not a PID', async (_name, result) => {
+    await expect(systemctlAnswering(result).systemctl.mainPid('x.service')).rejects.toMatchObject({
+      code: 'SYSTEMD_FAILED',
+    });
+  });
+
+  it('agentbinary§3.6.3 the unit state includes LoadState, so a missing unit is told apart', async () => {
+    const { systemctl } = systemctlAnswering({
+      stdout: 'LoadState=not-found\nActiveState=inactive\nSubState=dead\n',
+    });
+    expect(await systemctl.unitState('x.service')).toEqual({
+      loadState: 'not-found',
+      activeState: 'inactive',
+      subState: 'dead',
+    });
+  });
+
+  it('agentbinary§3.6.3 restart waits for the job and fails on a non-zero exit', async () => {
+    const { systemctl, seen } = systemctlAnswering({ exitCode: 1, stderr: 'Job failed' });
+    await expect(systemctl.restart('x.service')).rejects.toThrow('Job failed');
+    expect(seen).toEqual([['restart', 'x.service']]);
+  });
+});
