@@ -35,6 +35,8 @@ export { capabilities, versionInfoSchema } from './version.js';
 export type { VersionInfo } from './version.js';
 export {
   agentUpgradeRequestSchema,
+  archiveSourceSchema,
+  binarySourceSchema,
   isTerminalOperationState,
   operationEventSchema,
   operationSchema,
@@ -46,6 +48,8 @@ export {
 } from './upgrade.js';
 export type {
   AgentUpgradeRequest,
+  ArchiveSource,
+  BinarySource,
   Operation,
   OperationEvent,
   OperationState,

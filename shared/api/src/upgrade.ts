@@ -1,12 +1,34 @@
 import { z } from 'zod';
 
-/** `POST /v1/agent-upgrades`: where the release archive is, and optionally its digest. */
+/** A release archive by URL, and optionally its digest. */
+export const archiveSourceSchema = z.strictObject({
+  /** An http, https or file URL of `aks-flex-node-<version>-linux-<arch>.tar.gz`. */
+  url: z.string().min(1).max(8192),
+  /** The archive's SHA-256 in hex; enforced when given. */
+  sha256: z.string().max(80).optional(),
+});
+export type ArchiveSource = z.infer<typeof archiveSourceSchema>;
+
+/**
+ * A binary already on the host, installed as it is: `agent-upgrade --candidate`
+ * sends its private snapshot of the candidate, so what the operator named can
+ * change afterwards without changing what is installed.
+ */
+export const binarySourceSchema = z.strictObject({
+  /** An absolute, clean path to a regular executable file. */
+  binaryPath: z.string().min(1).max(4096),
+});
+export type BinarySource = z.infer<typeof binarySourceSchema>;
+
+/**
+ * `POST /v1/agent-upgrades`: exactly one kind of source. Both objects are
+ * strict, so a body naming both `url` and `binaryPath` matches neither and
+ * is refused, as is any unknown field.
+ */
 export const agentUpgradeRequestSchema = z.strictObject({
-  source: z.strictObject({
-    /** An http, https or file URL of `aks-flex-node-<version>-linux-<arch>.tar.gz`. */
-    url: z.string().min(1).max(8192),
-    /** The archive's SHA-256 in hex; enforced when given. */
-    sha256: z.string().max(80).optional(),
+  source: z.union([archiveSourceSchema, binarySourceSchema], {
+    error:
+      'source takes exactly one of url (a release archive) or binaryPath (a binary on the host)',
   }),
 });
 export type AgentUpgradeRequest = z.infer<typeof agentUpgradeRequestSchema>;

@@ -4,8 +4,10 @@ import { readAgentConfig } from '@aks-flex-node/config';
 import { hostPaths } from '@aks-flex-node/layout';
 import { createLogger } from '@aks-flex-node/log';
 import {
+  combineUpgradeSources,
   convergeHostInstall,
   createReleaseArchives,
+  createStagedBinaries,
   createHostRootService,
   runDaemon,
   waitForStopSignal,
@@ -38,8 +40,11 @@ export async function runAgent(args: string[]): Promise<number> {
     log,
     version: versionInfo(),
     hostRoot: createHostRootService(hostPaths, log),
-    // Archives are large: they go to the daemon's own state directory, not a tmpfs /tmp.
-    archives: createReleaseArchives(path.join(hostPaths.stateDir, 'downloads')),
+    archives: combineUpgradeSources(
+      // Archives are large: they go to the daemon's own state directory, not a tmpfs /tmp.
+      createReleaseArchives(path.join(hostPaths.stateDir, 'downloads')),
+      createStagedBinaries(),
+    ),
     managedBySystemd,
     prepareHost: async () => {
       await convergeHostInstall({

@@ -12,13 +12,21 @@ export interface DownloadProgress {
   totalBytes?: number;
 }
 
-/** How the daemon gets a release archive and its one member; shared/archive in production. */
-export interface ArchiveHandler<S extends ParsedSource = ParsedSource> {
+/**
+ * How the daemon gets the candidate binary of one kind of source: a release
+ * archive (shared/archive in production) or a binary already on the host.
+ */
+export interface ArchiveHandler<
+  S extends ParsedSource = ParsedSource,
+  I = AgentUpgradeRequest['source'],
+> {
   /** Validates the request's source before anything runs. Throws INVALID_ARGUMENT or UPGRADE_REFUSED. */
-  parse(source: AgentUpgradeRequest['source']): S;
+  parse(source: I): S;
+  /** Makes the source local: `archivePath` is what `install` reads, removed by `cleanup`. */
   fetch(
     source: S,
     onProgress: (progress: DownloadProgress) => void,
   ): Promise<{ archivePath: string; cleanup: () => Promise<void> }>;
-  install(archivePath: string, slot: string): Promise<void>;
+  /** Installs the candidate binary at `target` (the stage's name beside the slot), atomically. */
+  install(source: S, archivePath: string, target: string): Promise<void>;
 }

@@ -6,6 +6,7 @@ import {
   releaseArchiveMember,
   type UpgradeSource,
 } from '@aks-flex-node/archive';
+import type { ArchiveSource } from '@aks-flex-node/api';
 import type { ArchiveHandler } from './archive-handler.js';
 
 /**
@@ -13,7 +14,9 @@ import type { ArchiveHandler } from './archive-handler.js';
  * `aks-flex-node-<version>-linux-<arch>.tar.gz` whose one member is this
  * architecture's binary. Downloads go to a directory of the daemon's own.
  */
-export function createReleaseArchives(tempDir: string): ArchiveHandler<UpgradeSource> {
+export function createReleaseArchives(
+  tempDir: string,
+): ArchiveHandler<UpgradeSource, ArchiveSource> {
   const member = releaseArchiveMember();
   return {
     parse: (source) => parseUpgradeSource(source),
@@ -23,6 +26,7 @@ export function createReleaseArchives(tempDir: string): ArchiveHandler<UpgradeSo
       const downloaded = await downloadArchive(source, { tempDir, onProgress });
       return { archivePath: downloaded.path, cleanup: () => rm(downloaded.path, { force: true }) };
     },
-    install: (archivePath, slot) => extractExactMember(archivePath, { member, targetPath: slot }),
+    install: (_source, archivePath, slot) =>
+      extractExactMember(archivePath, { member, targetPath: slot }),
   };
 }

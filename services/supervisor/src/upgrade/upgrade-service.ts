@@ -19,6 +19,7 @@ import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { MutationQueue } from '../mutation-queue.js';
 import type { ArchiveHandler } from './archive-handler.js';
 import { inspectCandidate } from './inspect-candidate.js';
+import { refuseRunningSlot } from './refuse-running-slot.js';
 import type { OperationRegistry } from './operation-registry.js';
 import type { RestartExecutor } from './restart-executor.js';
 
@@ -66,12 +67,15 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       operationId: id,
       redactedUrl: source.redactedUrl,
       log: opLog,
-      guard: deps.guard,
+      guard: async () => {
+        await deps.guard();
+        await refuseRunningSlot(layout, await realpath(process.execPath));
+      },
       fetchArchive: () =>
         deps.archives.fetch(source, (progress) => {
           registry.update(id, { ...progress });
         }),
-      installMember: (archivePath, slot) => deps.archives.install(archivePath, slot),
+      installMember: (archivePath, slot) => deps.archives.install(source, archivePath, slot),
       inspectCandidate: (slot) => inspectCandidate(slot, paths),
       onPhase: (phase) => {
         registry.update(id, { phase });
