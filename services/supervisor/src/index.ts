@@ -1,3 +1,7 @@
+export { activateHostAgent } from './activation/activate-host-agent.js';
+export type { ActivateHostAgentOptions } from './activation/activate-host-agent.js';
+export { preflightHostAgent } from './activation/preflight-host-agent.js';
+export type { PreflightHostAgentOptions } from './activation/preflight-host-agent.js';
 export { buildApp, bodyLimitBytes } from './app.js';
 export type { BuildAppOptions } from './app.js';
 export type { HostRootService, SupervisorDeps } from './deps.js';

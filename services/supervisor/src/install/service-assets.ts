@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AgentBinaryPaths } from '@aks-flex-node/agentbinary';
-import { writeFileAtomic } from '@aks-flex-node/fs';
+import { makeIoError, writeFileAtomic } from '@aks-flex-node/fs';
 import { unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { errnoCode, type Logger } from '@aks-flex-node/log';
 import { recoveryScriptLiterals, recoveryScriptTemplate } from '@aks-flex-node/recovery';
@@ -70,8 +70,16 @@ async function currentContent(file: string): Promise<string | undefined> {
     return await readFile(file, 'utf8');
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return undefined;
-    throw error;
+    throw makeIoError('read', file, error);
   }
+}
+
+/** Whether any asset is missing or differs byte for byte from what is installed. Reads only. */
+export async function serviceAssetsDiffer(assets: readonly ServiceAsset[]): Promise<boolean> {
+  for (const asset of assets) {
+    if ((await currentContent(asset.path)) !== asset.content) return true;
+  }
+  return false;
 }
 
 /**

@@ -1,0 +1,42 @@
+import {
+  agentBinaryPathsUnder,
+  createFileInspector,
+  planActivation,
+} from '@aks-flex-node/agentbinary';
+import type { ActivationPlan } from '@aks-flex-node/api';
+import { plannedHostRoot } from '@aks-flex-node/hostroot';
+import { hostRootMarkers, type HostPaths } from '@aks-flex-node/layout';
+import type { Logger } from '@aks-flex-node/log';
+import { createFlexActivationService } from './flex-activation-service.js';
+import { refuseUnfinishedMove } from './refuse-unfinished-move.js';
+import { createServiceHost, type ServiceHost } from './service-host.js';
+
+/** What {@link preflightHostAgent} needs. */
+export interface PreflightHostAgentOptions {
+  paths: HostPaths;
+  candidatePath: string;
+  systemctl: ServiceHost['systemctl'];
+  log: Logger;
+}
+
+/**
+ * Plans a direct activation and changes nothing (spec agentbinary §3.6.4):
+ * no migration, no lock file, no directory. It plans against the root the
+ * host *will* resolve to once an activation has migrated it, so a host an
+ * earlier release installed is planned where its files really are.
+ *
+ * Throws what planActivation throws, and HOST_ROOT_REFUSED during a move.
+ */
+export async function preflightHostAgent(
+  options: PreflightHostAgentOptions,
+): Promise<ActivationPlan> {
+  const { paths, log } = options;
+  await refuseUnfinishedMove(paths);
+  const binaryPaths = agentBinaryPathsUnder(await plannedHostRoot(paths, hostRootMarkers()));
+  const host = createServiceHost(options.systemctl);
+  const service = createFlexActivationService({ paths, binaryPaths, host, log });
+  return planActivation(
+    { layout: binaryPaths, candidatePath: options.candidatePath },
+    { ...createFileInspector(), servicePlan: () => service.preflight() },
+  );
+}
