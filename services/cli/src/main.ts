@@ -32,6 +32,8 @@ commands:
   start [--config PATH] [--json]   install this binary as the agent and start it (root)
   agent-upgrade --url URL [--sha256 HEX] [--json]
                                    upgrade the agent blue/green from a release archive
+  agent-upgrade --candidate PATH [--preflight] [--json]
+                                   activate a binary already on the host (--preflight: plan only)
   recover-agent-upgrade --message TEXT
                                    restore last-good after a failed upgrade (the recovery unit runs it)
   agent --config PATH              run the daemon (as the agent unit does)

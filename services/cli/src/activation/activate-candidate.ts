@@ -1,0 +1,99 @@
+import { snapshotCandidate } from '@aks-flex-node/agentbinary';
+import { createApiClient, type ActivationResult, type Operation } from '@aks-flex-node/api';
+import { hostPaths } from '@aks-flex-node/layout';
+import { AgentError, createLogger, isAgentError } from '@aks-flex-node/log';
+import { activateHostAgent } from '@aks-flex-node/supervisor';
+import { createSystemctl } from '@aks-flex-node/systemd';
+import { printJson, printLine } from '../output.js';
+import { followUpgrade } from '../progress/follow-upgrade.js';
+
+/**
+ * `agent-upgrade --candidate PATH [--json]`: a direct activation. The
+ * candidate's bytes are pinned first, in a private snapshot, so replacing
+ * the file afterwards changes nothing. When the daemon answers, it gets the
+ * snapshot and runs its usual blue/green upgrade (this process follows it as
+ * for `--url`); when none answers, this process activates the snapshot
+ * itself. Neither overwrites the binary the running agent executes.
+ */
+export async function activateCandidate(
+  candidate: string,
+  options: { json: boolean; timeoutMs: number },
+): Promise<number> {
+  if (process.geteuid?.() !== 0) {
+    throw new AgentError('INVALID_ARGUMENT', 'agent-upgrade --candidate requires root privileges', {
+      hint: 'run it again with sudo',
+    });
+  }
+  // Under the daemon's state directory, not /tmp: the binary is large, and
+  // the daemon reads it from there.
+  const snapshot = await snapshotCandidate(candidate, hostPaths.stateDir);
+  try {
+    const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs: 30_000 });
+    const operation = await beginIfAnswering(() =>
+      client.beginAgentUpgrade({ source: { binaryPath: snapshot.path } }),
+    );
+    if (operation !== undefined) {
+      return await followUpgrade(client, operation, { ...options, phaseNames: binaryPhaseNames });
+    }
+    const result = await activateLocally(candidate, snapshot.path);
+    if (options.json) printJson(result);
+    else printLine(describeResult(result));
+    return 0;
+  } finally {
+    await snapshot.dispose();
+  }
+}
+
+/** The daemon's archive phases, as they read for a binary that is already on the host. */
+const binaryPhaseNames = { downloading: 'checking', extracting: 'copying' } as const;
+
+async function beginIfAnswering(begin: () => Promise<Operation>): Promise<Operation | undefined> {
+  try {
+    return await begin();
+  } catch (error) {
+    if (isAgentError(error, 'DAEMON_UNREACHABLE')) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * No daemon answers, so this process is the one writer of the layout. A
+ * SIGINT or SIGTERM cancels the activation, and a switch it interrupts is
+ * rolled back before the process exits.
+ */
+async function activateLocally(candidate: string, snapshot: string): Promise<ActivationResult> {
+  // Progress goes to stderr as log lines, so --json keeps stdout to one object.
+  const log = createLogger({
+    bindings: { role: 'agent-upgrade' },
+    level: 'info',
+    destination: process.stderr,
+  });
+  const controller = new AbortController();
+  const cancel = () => {
+    controller.abort(new Error('cancelled by a signal'));
+  };
+  process.once('SIGINT', cancel);
+  process.once('SIGTERM', cancel);
+  try {
+    return await activateHostAgent({
+      paths: hostPaths,
+      candidatePath: candidate,
+      snapshotPath: snapshot,
+      systemctl: createSystemctl({ log }),
+      log,
+      signal: controller.signal,
+    });
+  } finally {
+    process.off('SIGINT', cancel);
+    process.off('SIGTERM', cancel);
+  }
+}
+
+function describeResult(result: ActivationResult): string {
+  if (result.changed) return `activated host agent daemon: ${result.previous} -> ${result.current}`;
+  const repaired = result.repairedLastGood ? '; repaired the last-good link' : '';
+  if (result.initialized) {
+    return `initialized the managed binary layout; the agent runs ${result.current}${repaired}`;
+  }
+  return `the candidate is identical to ${result.current}; nothing installed${repaired}`;
+}

@@ -1,0 +1,35 @@
+import type { ActivationPlan } from '@aks-flex-node/api';
+import { hostPaths } from '@aks-flex-node/layout';
+import { createSilentLogger } from '@aks-flex-node/log';
+import { preflightHostAgent } from '@aks-flex-node/supervisor';
+import { createSystemctl } from '@aks-flex-node/systemd';
+import { printJson, printLine } from '../output.js';
+
+/**
+ * `agent-upgrade --candidate PATH --preflight [--json]`: prints what an
+ * activation would do and changes nothing: no directory, link, lock file or
+ * unit, and no migration of the host root.
+ */
+export async function preflightCandidate(candidate: string, json: boolean): Promise<number> {
+  const log = createSilentLogger();
+  const plan = await preflightHostAgent({
+    paths: hostPaths,
+    candidatePath: candidate,
+    systemctl: createSystemctl({ log }),
+    log,
+  });
+  if (json) printJson(plan);
+  else for (const line of describePlan(plan)) printLine(line);
+  return 0;
+}
+
+/** The plan as an operator reads it: the three paths, one line per action, and the promise. */
+export function describePlan(plan: ActivationPlan): string[] {
+  return [
+    `Candidate: ${plan.candidatePath}`,
+    `Active binary: ${plan.activePath}`,
+    `Install target: ${plan.targetPath}`,
+    ...plan.actions.map((action) => `- ${action}`),
+    'Preflight: no changes applied',
+  ];
+}
