@@ -14,8 +14,11 @@ export interface StatusAnswer {
 export interface WaitForServingDaemonOptions {
   /** The executable the daemon must run from (a slot path). */
   readonly executable: string;
-  /** The pid of a daemon that does not count: the one serving before the change. */
-  readonly otherThanPid: number;
+  /**
+   * The pid of a daemon that does not count: the one serving before the
+   * change. Leave it out after a reboot, when every daemon is new.
+   */
+  readonly otherThanPid?: number;
   /** Default 60 s. */
   readonly timeoutMs?: number;
   /** Pause between status requests. Default 150 ms. */
@@ -64,7 +67,8 @@ export async function waitForServingDaemon(
     'wait-for-serving-daemon',
     options.cli ?? downloadedBinary,
     options.executable,
-    String(options.otherThanPid),
+    // No daemon has pid 0, so 0 excludes none.
+    String(options.otherThanPid ?? 0),
     String((options.intervalMs ?? 150) / 1000),
   ];
   const result = await host.run(argv, { timeoutMs });
@@ -72,7 +76,7 @@ export async function waitForServingDaemon(
   if (result.exitCode !== 0) {
     throw new Error(
       `no daemon answered status from ${options.executable} on ${host.name} within ${timeoutMs / 1000} s ` +
-        `(pid ${options.otherThanPid} excluded)\n${formatCommandResult(argv.slice(3).join(' '), result)}`,
+        `(pid ${options.otherThanPid ?? 'none'} excluded)\n${formatCommandResult(argv.slice(3).join(' '), result)}`,
     );
   }
   return {
