@@ -21,8 +21,10 @@ export interface HostRun {
  */
 export function namespaceUnavailable(): string | undefined {
   if (process.geteuid?.() !== 0) return 'not running as root';
-  const probe = spawnSync('unshare', ['-m', 'true']);
-  if (probe.status !== 0) return `unshare -m does not work here: ${probe.stderr.toString().trim()}`;
+  const probe = spawnSync('unshare', ['-m', '-n', 'true']);
+  if (probe.status !== 0) {
+    return `unshare -m -n does not work here: ${probe.stderr.toString().trim()}`;
+  }
   if (!existsSync(binary)) throw new Error(`${binary} is missing; run \`pnpm build\` first`);
   return undefined;
 }
@@ -55,7 +57,7 @@ wait_for_socket() {
 `;
 
 /**
- * Runs a bash script as root in a private mount namespace over a throwaway
+ * Runs a bash script as root in private mount and network namespaces over a throwaway
  * host: /opt, /usr/local, /run, /srv, /var/lib and /tmp are empty tmpfs mounts and /etc is an
  * overlay, all gone when the namespace's last process exits. `$BINARY` names
  * the executable under test.
@@ -69,7 +71,10 @@ export function runOnPrivateHost(
   try {
     const result = spawnSync(
       'unshare',
-      ['-m', '--propagation', 'private', 'bash', '-c', `${prelude}\n${script}`],
+      // A network namespace too: the daemon's single-instance guard is an abstract
+      // Unix socket, and those are per network namespace, so suites running in
+      // parallel would otherwise see one another's daemon (DAEMON_RUNNING).
+      ['-m', '-n', '--propagation', 'private', 'bash', '-c', `${prelude}\n${script}`],
       {
         env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', BINARY: binary, SCRATCH: scratch, ...env },
         encoding: 'utf8',
