@@ -23,7 +23,7 @@ afterEach(async () => {
 });
 
 describe('activation lock', () => {
-  it('creates the run directory 0750 and refuses a second holder at once', async () => {
+  it('agentbinary#95 creates the run directory 0750 and refuses a second holder at once', async () => {
     const first = await acquireActivationLock({ lockPath, log, purpose: 'an upgrade' });
     expect((await stat(path.dirname(lockPath))).mode & 0o777).toBe(0o750);
     const started = Date.now();
@@ -36,7 +36,7 @@ describe('activation lock', () => {
     await first.release();
   });
 
-  it('can be taken again after release, and release is idempotent', async () => {
+  it('agentbinary#95 can be taken again after release, and release is idempotent', async () => {
     const first = await acquireActivationLock({ lockPath, log, purpose: 'x' });
     await first.release();
     await first.release();
