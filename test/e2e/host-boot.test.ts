@@ -7,7 +7,9 @@ describe('harness: a booted host runs real systemd', () => {
     '%s host: boots, and a unit installed in it becomes active',
     async (variant) => {
       await withHost({ variant, name: 'boot' }, async (host) => {
-        expect(host.bootState()).toBe('running');
+        // A degraded boot names the units that failed, so a flake explains itself.
+        const failed = await host.run(['systemctl', '--failed', '--no-legend', '--plain']);
+        expect(host.bootState(), `failed units:\n${failed.stdout}`).toBe('running');
         await layOutFixture(host, { [sleeperUnitFile]: { kind: 'file', content: sleeperUnit } });
         await runOrThrow(host, 'systemctl daemon-reload && systemctl start e2e-sleeper.service');
         const state = await waitForUnitState(host, 'e2e-sleeper.service', 'active');
