@@ -5,7 +5,7 @@ import { installProduct, waitForUnitState, productUnits, withHost } from './harn
 // `systemd-analyze verify` is run inside the host, against the units the
 // product wrote there, so it checks them with the systemd that runs them.
 const verifyInstalledUnits =
-  'cd /etc/systemd/system && systemd-analyze verify --man=no aks-flex-node-agent.service aks-flex-node-agent.socket aks-flex-node-agent-recovery.service 2>&1';
+  'cd /etc/systemd/system && systemd-analyze verify --man=no aks-flex-node-agent.service aks-flex-node-agent.socket aks-flex-node-agent-recovery.service aks-flex-node-upgrade-guard.service 2>&1';
 
 describeWithProduct('product: units', () => {
   it('systemd-analyze verify passes on every unit the product writes, and catches a broken one', async () => {

@@ -19,15 +19,11 @@ import {
 import { expectUpgradeSettled } from './upgrade-invariants.js';
 
 // U3 with U7: the host reboots inside the guard's 10 s window, after the
-// switch to a candidate that runs but never serves. The guard is a
-// transient unit and does not survive the reboot; the candidate never
-// judges itself and never fails, so neither the judge nor OnFailure= acts.
-//
-// KNOWN BUG, reported to the product's owners: nothing rolls the host back
-// and it stays without a serving agent (checked for 40 s after the boot).
-// `it.fails` keeps the suite green while the bug stands and turns red once
-// it is fixed; then drop `.fails`. The host is driven without withHost, so
-// the expected failure does not print the journals on every run.
+// switch to a candidate that runs but never serves. The candidate never
+// judges itself and never fails, so neither the judge nor OnFailure= acts:
+// only the upgrade guard, which the agent unit pulls in again at the first
+// start after the boot, rolls it back. (With a transient guard, as first
+// built, the host stayed without a serving agent.)
 const servedAgainWithinMs = 30_000;
 
 /** Starts `agent-upgrade` as a unit of the host, so it does not hold up the host's shutdown. */
@@ -63,36 +59,33 @@ describeWithProduct('product: a reboot inside the guard window', () => {
     if (releaseDir !== undefined) await rm(releaseDir, { recursive: true, force: true });
   });
 
-  it.fails(
-    'U3 hangs, rebooted inside the guard window (U7): last-good serves again within 30 s of the boot [KNOWN BUG]',
-    async () => {
-      const release = await packBadCandidate(releaseDir!, 'hangs');
-      const host = await bootHost({ name: 'guard-reboot' });
-      try {
-        await installProduct(host);
-        await waitForUnitState(host, productUnits.agent, 'active');
-        await startAgentUpgradeUnit(host, await copyReleaseIn(host, release), release.sha256);
-        await waitForSwitch(host, productPaths.greenSlot);
-        const signal = await runOrThrow(host, [
-          'jq',
-          '-r',
-          '.operationName',
-          productPaths.signalFile,
-        ]);
+  it('U3 hangs, rebooted inside the guard window (U7): last-good serves again within 30 s of the boot', async () => {
+    const release = await packBadCandidate(releaseDir!, 'hangs');
+    const host = await bootHost({ name: 'guard-reboot' });
+    try {
+      await installProduct(host);
+      await waitForUnitState(host, productUnits.agent, 'active');
+      await startAgentUpgradeUnit(host, await copyReleaseIn(host, release), release.sha256);
+      await waitForSwitch(host, productPaths.greenSlot);
+      const signal = await runOrThrow(host, [
+        'jq',
+        '-r',
+        '.operationName',
+        productPaths.signalFile,
+      ]);
 
-        await host.reboot();
+      await host.reboot();
 
-        await waitForServingDaemon(host, {
-          executable: productPaths.blueSlot,
-          timeoutMs: servedAgainWithinMs,
-        });
-        await expectUpgradeSettled(host, signal.stdout.trim(), 'rolled-back', {
-          current: productPaths.blueSlot,
-          lastGood: productPaths.blueSlot,
-        });
-      } finally {
-        await host.dispose();
-      }
-    },
-  );
+      await waitForServingDaemon(host, {
+        executable: productPaths.blueSlot,
+        timeoutMs: servedAgainWithinMs,
+      });
+      await expectUpgradeSettled(host, signal.stdout.trim(), 'rolled-back', {
+        current: productPaths.blueSlot,
+        lastGood: productPaths.blueSlot,
+      });
+    } finally {
+      await host.dispose();
+    }
+  });
 });

@@ -79,5 +79,7 @@ export const unitNames = {
   agent: 'aks-flex-node-agent.service',
   agentSocket: 'aks-flex-node-agent.socket',
   recovery: 'aks-flex-node-agent-recovery.service',
+  /** Started with the agent; rolls back a switched candidate that fails. */
+  upgradeGuard: 'aks-flex-node-upgrade-guard.service',
   bootstrap: 'aks-flex-node-bootstrap.service',
 } as const;

@@ -38,6 +38,7 @@ export const productPaths = {
 export const diagnosedUnits: readonly string[] = [
   unitNames.agent,
   unitNames.recovery,
+  unitNames.upgradeGuard,
   unitNames.bootstrap,
 ];
 

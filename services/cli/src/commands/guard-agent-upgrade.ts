@@ -1,4 +1,9 @@
-import { readUpgradeSignal, recoverAgentUpgrade } from '@aks-flex-node/agentbinary';
+import {
+  readUpgradeSignal,
+  recoverAgentUpgrade,
+  resolveIfPresent,
+} from '@aks-flex-node/agentbinary';
+import type { UpgradeSignal } from '@aks-flex-node/api';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
 import { AgentError, createLogger, messageOf, type Logger } from '@aks-flex-node/log';
 import { createSystemctl, type Systemctl } from '@aks-flex-node/systemd';
@@ -6,70 +11,95 @@ import { parseCommandArgs } from '../args.js';
 import { withLockWhenFree } from '../lock-when-free.js';
 import { recoveryLayout } from '../recovery-layout.js';
 
-/** How long a candidate has, from the switch, to judge itself healthy before the guard rolls it back. */
+/** How long a started candidate has to judge itself healthy before the guard rolls it back. */
 export const defaultGuardDeadlineSeconds = 10;
 
 /**
- * `aks-flex-node guard-agent-upgrade --operation ID [--deadline-seconds N]`
- * (hidden). The daemon starts it from the **last-good** binary, outside the
- * agent unit, right before it restarts into a candidate. It does not depend
- * on the candidate's code: when the candidate has not judged itself healthy
- * by the deadline, or the agent unit shows it crashed, the guard restores
- * last-good and restarts the agent at once, without waiting for systemd's
- * restart delay or start limit.
+ * `aks-flex-node guard-agent-upgrade [--deadline-seconds N]` (hidden), run by
+ * `aks-flex-node-upgrade-guard.service`, which the agent unit pulls in at
+ * every start, through the **last-good** link. It does not depend on the
+ * candidate's code. With no switched upgrade pending it exits at once.
+ * Otherwise, when the agent unit shows the candidate crashed, or it has not
+ * judged itself healthy within the deadline of this start, the guard
+ * restores last-good and restarts the agent at once, without waiting for
+ * systemd's restart delay or start limit.
  */
 export async function runGuardAgentUpgrade(args: string[]): Promise<number> {
   const flags = parseCommandArgs('guard-agent-upgrade', args, {
-    operation: { type: 'string' },
     'deadline-seconds': { type: 'string', default: String(defaultGuardDeadlineSeconds) },
   });
-  const operationId = flags.operation;
   const deadlineSeconds = Number(flags['deadline-seconds']);
-  if (operationId === undefined || !Number.isFinite(deadlineSeconds) || deadlineSeconds <= 0) {
+  if (!Number.isFinite(deadlineSeconds) || deadlineSeconds <= 0) {
     throw new AgentError(
       'INVALID_ARGUMENT',
-      'guard-agent-upgrade needs --operation ID and a positive --deadline-seconds',
+      `--deadline-seconds ${flags['deadline-seconds']} is not a positive number`,
     );
   }
-  const log = createLogger({ bindings: { role: 'upgrade-guard', opId: operationId } });
+  const log = createLogger({ bindings: { role: 'upgrade-guard' } });
+  const signal = await readUpgradeSignal(hostPaths.signalFile);
+  if (signal === undefined || !(await isCandidateRunning(signal))) return 0;
   const systemctl = createSystemctl({ log, timeoutMs: 10_000 });
-  const reason = await watchCandidate(operationId, deadlineSeconds * 1000, systemctl, log);
+  log.info(
+    { operation: signal.operationName, candidate: signal.candidatePath },
+    'watching the upgraded daemon',
+  );
+  const reason = await watchCandidate(
+    signal.operationName,
+    Date.now() + deadlineSeconds * 1000,
+    systemctl,
+    log,
+  );
   if (reason === undefined) {
-    log.info('the upgraded daemon judged the AgentUpgrade; the guard is done');
+    log.info(
+      { operation: signal.operationName },
+      'the upgraded daemon was judged; the guard is done',
+    );
     return 0;
   }
   await rollBack(reason, systemctl, log);
   return 0;
 }
 
-/** Watches until the signal for this operation is gone (undefined) or a reason to roll back appears. */
+/**
+ * Whether `current` still names the switched, unjudged candidate. Once it
+ * names last-good again, a rollback already happened and the last-good
+ * daemon finishes the record: acting again would only restart it.
+ */
+async function isCandidateRunning(signal: UpgradeSignal): Promise<boolean> {
+  if (signal.switchCommitted !== true || signal.candidatePath === undefined) return false;
+  const layout = await recoveryLayout();
+  return (await resolveIfPresent(layout.current)) === signal.candidatePath;
+}
+
+/** Watches until the operation is judged (undefined) or a reason to roll back appears. */
 async function watchCandidate(
   operationId: string,
-  deadlineMs: number,
+  deadline: number,
   systemctl: Systemctl,
   log: Logger,
 ) {
   const startedAt = Date.now();
   for (;;) {
     const signal = await readUpgradeSignal(hostPaths.signalFile);
-    if (signal?.operationName !== operationId) return undefined;
-    const sinceSwitch =
-      signal.switchedAt === undefined
-        ? Date.now() - startedAt
-        : Date.now() - Date.parse(signal.switchedAt);
-    // Before the daemon restarted, the unit may be busy with the planned restart; only a crash counts.
+    if (signal?.operationName !== operationId || !(await isCandidateRunning(signal)))
+      return undefined;
     const state = await systemctl.unitState(unitNames.agent).catch((error: unknown) => {
       log.warn({ err: error }, 'could not read the agent unit state; relying on the deadline');
       return { activeState: 'unknown', subState: 'unknown' };
     });
+    // A planned restart passes through deactivating and activating; only a crash shows these.
     if (state.activeState === 'failed' || state.subState === 'auto-restart') {
-      return `the upgraded daemon exited (${state.activeState}/${state.subState}) ${Math.round(sinceSwitch / 100) / 10}s after the switch`;
+      return `the upgraded daemon exited (${state.activeState}/${state.subState}) ${seconds(Date.now() - startedAt)} after it started`;
     }
-    if (sinceSwitch > deadlineMs) {
-      return `the upgraded daemon did not report itself healthy within ${deadlineMs / 1000}s of the switch`;
+    if (Date.now() > deadline) {
+      return `the upgraded daemon did not report itself healthy within ${seconds(deadline - startedAt)} of its start`;
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10}s`;
 }
 
 async function rollBack(reason: string, systemctl: Systemctl, log: Logger): Promise<void> {

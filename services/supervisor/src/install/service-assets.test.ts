@@ -27,10 +27,11 @@ describe('service assets', () => {
     expect(production.map((asset) => path.basename(asset.path))).toEqual([
       'aks-flex-node-recovery.sh',
       'aks-flex-node-agent-recovery.service',
+      'aks-flex-node-upgrade-guard.service',
       'aks-flex-node-agent.socket',
       'aks-flex-node-agent.service',
     ]);
-    expect(production.map((asset) => asset.mode)).toEqual([0o750, 0o644, 0o644, 0o644]);
+    expect(production.map((asset) => asset.mode)).toEqual([0o750, 0o644, 0o644, 0o644, 0o644]);
   });
 
   it('agentbinary#71 the agent unit runs the current link, has OnFailure and the start limits', () => {

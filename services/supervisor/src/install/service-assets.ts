@@ -44,12 +44,19 @@ export function renderServiceAssets(
     configFile: hostPaths.configFile,
     socketPath: hostPaths.socket,
     recoveryScript: binaryPaths.recoveryScript,
+    // The guard runs whatever last-good names when it starts: never the candidate.
+    lastGood: binaryPaths.lastGood,
   };
   return [
     { path: binaryPaths.recoveryScript, content: script, mode: 0o750 },
     {
       path: unit(unitNames.recovery),
       content: fillTemplate(unitNames.recovery, unitTemplates[unitNames.recovery], fields),
+      mode: 0o644,
+    },
+    {
+      path: unit(unitNames.upgradeGuard),
+      content: fillTemplate(unitNames.upgradeGuard, unitTemplates[unitNames.upgradeGuard], fields),
       mode: 0o644,
     },
     {

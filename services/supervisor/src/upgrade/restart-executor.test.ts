@@ -40,16 +40,4 @@ describe('the systemd restart executor', () => {
       (error) => isAgentError(error, 'SYSTEMD_FAILED') && error.message.includes('restart'),
     );
   });
-
-  it('starts the guard from the given last-good binary as its own transient unit', async () => {
-    const runner = fakeRunner(() => 0);
-    await createSystemdRestartExecutor(log, runner.run).startUpgradeGuard(
-      '/r/lib/aks-flex-node/aks-flex-node-blue',
-      'op-1',
-    );
-    expect(runner.calls).toHaveLength(1);
-    expect(runner.calls[0]).toMatch(
-      /^systemd-run --quiet --collect --unit=aks-flex-node-upgrade-guard-\d+ \/r\/lib\/aks-flex-node\/aks-flex-node-blue guard-agent-upgrade --operation op-1$/,
-    );
-  });
 });

@@ -1,14 +1,11 @@
 import type { Logger } from '@aks-flex-node/log';
 import { unitNames } from '@aks-flex-node/layout';
-import { AgentError, messageOf } from '@aks-flex-node/log';
 import { createSystemctl, runCommand, type CommandRunner } from '@aks-flex-node/systemd';
 
 /** How the daemon gets itself restarted into what `current` names. */
 export interface RestartExecutor {
   /** Asks for a restart of the agent unit shortly, so the caller can finish and release its lock first. */
   scheduleRestart(reason: string): Promise<void>;
-  /** Starts the upgrade guard from the last-good binary, outside the agent unit. */
-  startUpgradeGuard(lastGood: string, operationId: string): Promise<void>;
 }
 
 /**
@@ -18,15 +15,14 @@ export interface RestartExecutor {
  * could be the start systemd refuses (from v255 a daemon-reload no longer
  * clears the counter); it is best effort, as SELinux may deny it. The restart
  * only enqueues the job: systemd then stops this daemon, whose hand-off (the
- * committed switch in the signal) is already durable. The guard is a
- * transient unit of its own, so stopping the agent's cgroup does not stop it.
+ * committed switch in the signal) is already durable, and with KillMode=mixed
+ * it finishes this call before the rest of its cgroup is stopped.
  */
 export function createSystemdRestartExecutor(
   log: Logger,
   run: CommandRunner = runCommand,
 ): RestartExecutor {
   const systemctl = createSystemctl({ log, run, timeoutMs: 30_000 });
-  const stamp = () => `${Date.now()}${process.hrtime.bigint() % 1000n}`;
   return {
     scheduleRestart: async (reason) => {
       await systemctl.resetFailed(unitNames.agent).catch((error: unknown) => {
@@ -37,31 +33,6 @@ export function createSystemdRestartExecutor(
       });
       await systemctl.restartNoBlock(unitNames.agent);
       log.info({ reason }, 'queued a restart of the agent unit');
-    },
-    startUpgradeGuard: async (lastGood, operationId) => {
-      const args = ['--quiet', '--collect', `--unit=aks-flex-node-upgrade-guard-${stamp()}`];
-      const result = await run(
-        'systemd-run',
-        [...args, lastGood, 'guard-agent-upgrade', '--operation', operationId],
-        30_000,
-      ).catch((error: unknown) => {
-        throw new AgentError('SYSTEMD_FAILED', `start the upgrade guard: ${messageOf(error)}`, {
-          cause: error,
-        });
-      });
-      if (result.exitCode !== 0) {
-        throw new AgentError(
-          'SYSTEMD_FAILED',
-          `start the upgrade guard: systemd-run exited ${result.exitCode}: ${result.stderr.trim()}`,
-          {
-            hint: 'see `journalctl -xe`',
-          },
-        );
-      }
-      log.info(
-        { lastGood, operation: operationId },
-        'started the upgrade guard from the last-good binary',
-      );
     },
   };
 }
@@ -85,13 +56,6 @@ export function createSelfExitRestartExecutor(
       setTimeout(() => {
         requestStop(reason);
       }, 200);
-      return Promise.resolve();
-    },
-    startUpgradeGuard: (lastGood, operationId) => {
-      log.warn(
-        { lastGood, operation: operationId },
-        'not run by systemd: no upgrade guard; judging at the next start decides',
-      );
       return Promise.resolve();
     },
   };

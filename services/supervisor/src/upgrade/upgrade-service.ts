@@ -6,7 +6,6 @@ import {
   readOperationRecord,
   readUpgradeSignal,
   recoverAgentUpgrade,
-  resolveIfPresent,
   stageAndSwitch,
   writeOperationRecord,
   type AgentBinaryPaths,
@@ -95,11 +94,10 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
     });
   };
 
-  // After the lock is released: the guard first, so a candidate that never
-  // comes up is rolled back even if this process is gone by then.
-  const handOver = async (id: string, layout: AgentBinaryPaths) => {
-    const lastGood = await resolveIfPresent(layout.lastGood);
-    if (lastGood !== undefined) await deps.restart.startUpgradeGuard(lastGood, id);
+  // After the lock is released. The restart also starts the upgrade guard
+  // (the agent unit wants it), which rolls back a candidate that never comes
+  // up, even if this process is gone by then.
+  const handOver = async (id: string) => {
     await deps.restart.scheduleRestart(`AgentUpgrade ${id}`);
   };
 
@@ -123,7 +121,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
         runStaged(operation.id, source, layout),
       );
       const task = done
-        .then(() => handOver(operation.id, layout))
+        .then(() => handOver(operation.id))
         .catch(async (error: unknown) => {
           const state =
             registry.get(operation.id)?.state === 'restarting' ? 'restarting' : 'failed';
