@@ -11,6 +11,7 @@ import {
   installProduct,
   productPaths,
   productUnits,
+  readJournal,
   runAgentUpgrade,
   waitForUnitState,
   withHost,
@@ -59,6 +60,10 @@ describeWithProduct('product: AgentUpgrade to a second build', () => {
         );
         await expectUpgradeSettled(host, upgrade.operation.id, 'succeeded', upgraded);
         await expectServingFrom(host, productPaths.greenSlot, secondVersion);
+        // A clean hand-off logs no error: the restart the old daemon queues
+        // must not be killed under it (KillMode=mixed).
+        const journal = await readJournal(host, productUnits.agent, 1000);
+        expect(journal.split('\n').filter((line) => line.includes('"level":50')), journal).toEqual([]);
 
         await host.reboot();
 
