@@ -21,7 +21,8 @@ import { expectServingFrom, expectUpgradeSettled, secondsSince } from './upgrade
 
 // agentbinary 5.3 and 6.5: the recovery unit restores last-good when the
 // upgraded daemon cannot start and nothing else acted. The state a switch
-// to a bad candidate leaves is laid out by hand, so no guard exists; the
+// to a bad candidate leaves is laid out by hand, and the upgrade guard the
+// agent unit pulls in is masked, so only the recovery unit can act; the
 // agent then waits out RestartSec=30 between failed starts, and OnFailure=
 // would start the recovery unit only after five of them, so the scenario
 // starts the recovery unit itself, as OnFailure= would.
@@ -52,6 +53,8 @@ const switchedToBadCandidate = {
  * at once fails or succeeds depending on who is first, the exit or the job.
  */
 async function restartIntoBadCandidate(host: Host): Promise<void> {
+  // Without the guard: it would roll the candidate back first (product-upgrade-rollback covers that).
+  await runOrThrow(host, ['systemctl', 'mask', '--runtime', productUnits.upgradeGuard]);
   await runOrThrow(host, ['systemctl', 'restart', '--no-block', productUnits.agent]);
   const deadline = Date.now() + 15_000;
   let state = await readUnitState(host, productUnits.agent);

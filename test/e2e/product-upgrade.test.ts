@@ -63,7 +63,10 @@ describeWithProduct('product: AgentUpgrade to a second build', () => {
         // A clean hand-off logs no error: the restart the old daemon queues
         // must not be killed under it (KillMode=mixed).
         const journal = await readJournal(host, productUnits.agent, 1000);
-        expect(journal.split('\n').filter((line) => line.includes('"level":50')), journal).toEqual([]);
+        expect(
+          journal.split('\n').filter((line) => line.includes('"level":50')),
+          journal,
+        ).toEqual([]);
 
         await host.reboot();
 

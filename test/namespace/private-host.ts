@@ -1,7 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
+/** The checkout, held visible inside the private host wherever it lives. */
+const workspace = realpathSync(path.join(import.meta.dirname, '../..'));
 
 /** The built executable under test. */
 export const binary = path.resolve(
@@ -37,9 +40,21 @@ set -euo pipefail
 mount --make-rprivate /
 mkdir -p "$SCRATCH/etc-upper" "$SCRATCH/etc-work"
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$SCRATCH/etc-upper,workdir=$SCRATCH/etc-work" /etc
+# The checkout (the binary and archives under test) may live under one of the
+# directories replaced below, as a CI clone in /tmp does: it is held on a
+# private tmpfs mount point first and bound back at its own path afterwards.
+hold=/mnt
+case "$WORKSPACE/" in /mnt/*) hold=/media ;; esac
+mount -t tmpfs -o mode=0700 tmpfs "$hold"
+mkdir "$hold/workspace"
+mount --bind "$WORKSPACE" "$hold/workspace"
 # /tmp last: the overlay above lives in the real /tmp and stays mounted.
 for dir in /opt /usr/local /run /srv /var/lib /tmp; do mount -t tmpfs -o mode=0755 tmpfs "$dir"; done
 chmod 1777 /tmp
+if [ ! -d "$WORKSPACE" ] || [ -z "$(ls -A "$WORKSPACE")" ]; then
+  mkdir -p "$WORKSPACE"
+  mount --bind "$hold/workspace" "$WORKSPACE"
+fi
 mkdir -p /usr/local/bin /usr/local/lib
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 # Helpers the scenarios share.
@@ -76,7 +91,13 @@ export function runOnPrivateHost(
       // parallel would otherwise see one another's daemon (DAEMON_RUNNING).
       ['-m', '-n', '--propagation', 'private', 'bash', '-c', `${prelude}\n${script}`],
       {
-        env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', BINARY: binary, SCRATCH: scratch, ...env },
+        env: {
+          PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
+          BINARY: binary,
+          SCRATCH: scratch,
+          WORKSPACE: workspace,
+          ...env,
+        },
         encoding: 'utf8',
         timeout: timeoutMs,
       },
