@@ -22,7 +22,7 @@ import { expectServingFrom, expectUpgradeSettled, secondsSince } from './upgrade
 // agentbinary 5.3 and 6.5: the recovery unit restores last-good when the
 // upgraded daemon cannot start and nothing else acted. The state a switch
 // to a bad candidate leaves is laid out by hand, and the upgrade guard the
-// agent unit pulls in is masked, so only the recovery unit can act; the
+// agent unit pulls in is removed, so only the recovery unit can act; the
 // agent then waits out RestartSec=30 between failed starts, and OnFailure=
 // would start the recovery unit only after five of them, so the scenario
 // starts the recovery unit itself, as OnFailure= would.
@@ -53,8 +53,11 @@ const switchedToBadCandidate = {
  * at once fails or succeeds depending on who is first, the exit or the job.
  */
 async function restartIntoBadCandidate(host: Host): Promise<void> {
-  // Without the guard: it would roll the candidate back first (product-upgrade-rollback covers that).
-  await runOrThrow(host, ['systemctl', 'mask', '--runtime', productUnits.upgradeGuard]);
+  // Without the guard: it would roll the candidate back first (product-upgrade-rollback
+  // covers that). Its unit file is in /etc, which a runtime mask cannot override, so it
+  // goes; the last-good daemon writes it again when it starts.
+  await runOrThrow(host, ['rm', `/etc/systemd/system/${productUnits.upgradeGuard}`]);
+  await runOrThrow(host, ['systemctl', 'daemon-reload']);
   await runOrThrow(host, ['systemctl', 'restart', '--no-block', productUnits.agent]);
   const deadline = Date.now() + 15_000;
   let state = await readUnitState(host, productUnits.agent);
