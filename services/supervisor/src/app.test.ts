@@ -38,7 +38,7 @@ let tmp: string;
 let app: FastifyInstance;
 let fake: Fake;
 
-async function build(options: { blockMigration?: boolean } = {}) {
+async function build(options: { blockMigration?: boolean; upgrades?: UpgradeService } = {}) {
   const log = createSilentLogger();
   const queue = createMutationQueue({ lockPath: path.join(tmp, 'run/activation.lock'), log });
   const deps: SupervisorDeps = {
@@ -59,7 +59,7 @@ async function build(options: { blockMigration?: boolean } = {}) {
         return { before: 'absent', after: linked };
       },
     },
-    upgrades: unusedUpgrades,
+    upgrades: options.upgrades ?? unusedUpgrades,
     operations: createOperationRegistry(),
     runMutation: (purpose, work) => queue.run(purpose, work),
     isActivationInProgress: () => Promise.resolve(queue.isBusy()),
@@ -174,5 +174,31 @@ describe('supervisor API', () => {
     fake.release?.();
     expect((await first).statusCode).toBe(200);
     expect(fake.migrations).toBe(1);
+  });
+
+  it("an operation's events from a daemon that did not run it come as one event with its state", async () => {
+    const restarting = {
+      id: 'upgrade-1',
+      kind: 'agent-upgrade' as const,
+      state: 'restarting' as const,
+      phase: 'judging',
+      startedAt: '2026-01-01T00:00:00.000Z',
+    };
+    await build({
+      upgrades: {
+        ...unusedUpgrades,
+        get: (id) => Promise.resolve(id === 'upgrade-1' ? restarting : undefined),
+      },
+    });
+    const known = await app.inject({ method: 'GET', url: '/v1/operations/upgrade-1/events' });
+    expect(known.statusCode).toBe(200);
+    expect(known.headers['content-type']).toMatch(/^application\/x-ndjson/);
+    const lines = known.body
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as unknown);
+    expect(lines).toEqual([expect.objectContaining({ state: 'restarting', phase: 'judging' })]);
+    const unknown = await app.inject({ method: 'GET', url: '/v1/operations/upgrade-2/events' });
+    expect(expectProblem(unknown, 404).code).toBe('NOT_FOUND');
   });
 });

@@ -26,8 +26,10 @@ export async function followUpgrade(
       view.show(phase === undefined ? event : { ...event, phase });
     });
   } catch (error) {
-    // The stream may break as the daemon restarts; the result is read below either way.
-    if (!isAgentError(error, 'DAEMON_UNREACHABLE')) throw error;
+    // The stream may break as the daemon restarts, or reach the next daemon,
+    // which did not run the operation; the result is read below either way.
+    if (!isAgentError(error, 'DAEMON_UNREACHABLE') && !isAgentError(error, 'NOT_FOUND'))
+      throw error;
   } finally {
     view.stop();
   }

@@ -35,8 +35,25 @@ export function agentUpgradeRoutes(deps: SupervisorDeps) {
       if (operation === undefined) throw notFound(request.params.id);
       return operationSchema.parse(operation);
     });
-    app.get<{ Params: { id: string } }>('/v1/operations/:id/events', (request, reply) => {
+    app.get<{ Params: { id: string } }>('/v1/operations/:id/events', async (request, reply) => {
       const { id } = request.params;
+      // An operation another process of this daemon ran (the one before a
+      // restart): a client that reconnects, or whose request waited on the
+      // socket through the restart, gets its state now as a one-event stream.
+      if (!deps.operations.has(id)) {
+        const operation = await deps.upgrades.get(id);
+        if (operation === undefined) throw notFound(id);
+        const event = {
+          seq: 0,
+          at: new Date().toISOString(),
+          phase: operation.phase,
+          state: operation.state,
+        };
+        return reply
+          .type('application/x-ndjson')
+          .header('cache-control', 'no-store')
+          .send(`${JSON.stringify(operationEventSchema.parse(event))}\n`);
+      }
       const stream = reply.raw;
       let started = false;
       let ended = false;

@@ -31,6 +31,8 @@ export interface OperationRegistry {
   create(sourceUrl: string): Operation;
   update(id: string, update: OperationUpdate): void;
   get(id: string): Operation | undefined;
+  /** Whether this process runs (or ran) the operation. */
+  has(id: string): boolean;
   /** Replays the events so far, then calls `listener` for each new one; returns an unsubscribe. */
   subscribe(id: string, listener: Listener): (() => void) | undefined;
 }
@@ -84,6 +86,7 @@ export function createOperationRegistry(now: () => Date = () => new Date()): Ope
       Object.assign(entry.operation, update.fields);
       emit(entry, update);
     },
+    has: (id) => tracked.has(id),
     get: (id) => {
       const entry = tracked.get(id);
       return entry === undefined ? undefined : { ...entry.operation };
