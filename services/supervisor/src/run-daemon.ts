@@ -153,7 +153,10 @@ export function waitForStopSignal(): Promise<string> {
     const stop = (signal: NodeJS.Signals) => {
       resolve(signal);
     };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
+    // `on`, not `once`: a listener must stay registered while the daemon shuts
+    // down, or signal-exit (used by execa) takes the signal as unhandled, kills
+    // the commands still running (the restart just queued) and re-raises it.
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
   });
 }

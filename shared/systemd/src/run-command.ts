@@ -25,6 +25,9 @@ export const runCommand: CommandRunner = async (file, args, timeoutMs) => {
     timeout: timeoutMs,
     stdin: 'ignore',
     all: false,
+    // A command outlives nothing it should not: the daemon awaits its commands
+    // at shutdown, and one it queued (a restart of its own unit) must finish.
+    cleanup: false,
   });
   if (result.failed && result.exitCode === undefined) {
     throw new AgentError(
