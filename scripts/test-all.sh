@@ -12,10 +12,48 @@ cd "$workspace"
 passed=0
 failed=0
 failures=()
+# Test counts across the suites, for the closing tally: steps are not tests.
+tests_passed=0
+tests_failed=0
+tests_skipped=0
+checks_failed=0
+results_dir=$(mktemp -d)
+trap 'rm -rf "$results_dir"' EXIT
+
+# Runs a vitest config with its JSON report beside the usual output.
+vitest_suite() {
+  local name=$1 config=$2
+  vitest run --config "$config" --reporter=default --reporter=json --outputFile.json="$results_dir/$name.json"
+}
+
+# Runs the bats suites, keeping their TAP output for the tally.
+bats_suites() {
+  bash test/scripts/run.sh | tee "$results_dir/scripts.tap"
+}
+
+count_tests() {
+  local report
+  for report in "$results_dir"/*.json; do
+    [[ -e "$report" ]] || continue
+    tests_passed=$((tests_passed + $(jq '.numPassedTests' "$report")))
+    tests_failed=$((tests_failed + $(jq '.numFailedTests' "$report")))
+    tests_skipped=$((tests_skipped + $(jq '.numPendingTests + .numTodoTests' "$report")))
+  done
+  if [[ -e "$results_dir/scripts.tap" ]]; then
+    tests_passed=$((tests_passed + $(grep -c '^ok ' "$results_dir/scripts.tap" || true)))
+    tests_failed=$((tests_failed + $(grep -c '^not ok ' "$results_dir/scripts.tap" || true)))
+  fi
+}
+
+# TEST_STEPS=unit,scripts runs only the named steps (for a quick local run); CI runs all.
+wanted() {
+  [[ -z "${TEST_STEPS:-}" || ",${TEST_STEPS}," == *",$1,"* ]]
+}
 
 step() {
   local name=$1
   shift
+  wanted "$name" || return 0
   echo "==> $name" >&2
   local started=$SECONDS
   if "$@"; then
@@ -24,6 +62,8 @@ step() {
   else
     failed=$((failed + 1))
     failures+=("$name")
+    # A check that is not a test suite (format, lint, build…) counts as one failure in the tally.
+    case "$name" in unit | namespace | scripts | e2e) ;; *) checks_failed=$((checks_failed + 1)) ;; esac
     echo "<== $name FAILED after $((SECONDS - started))s" >&2
   fi
 }
@@ -33,13 +73,14 @@ main() {
   step lint eslint --max-warnings 0 .
   step typecheck tsc -p tsconfig.json
   step shellcheck bash scripts/shellcheck.sh
-  step unit vitest run --config vitest.config.ts
+  step unit vitest_suite unit vitest.config.ts
   step build node scripts/build.mjs
-  step namespace vitest run --config vitest.namespace.config.ts
-  step scripts bash test/scripts/run.sh
-  step e2e vitest run --config vitest.e2e.config.ts
+  step namespace vitest_suite namespace vitest.namespace.config.ts
+  step scripts bats_suites
+  step e2e vitest_suite e2e vitest.e2e.config.ts
   echo "$script_name: steps ${passed} passed, ${failed} failed${failures[*]:+ (${failures[*]})}" >&2
-  echo "${passed} passed, ${failed} failed"
+  count_tests
+  echo "${tests_passed} passed, $((tests_failed + checks_failed)) failed, ${tests_skipped} skipped"
   [[ $failed -eq 0 ]]
 }
 
