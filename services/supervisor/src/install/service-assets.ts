@@ -34,7 +34,6 @@ export function renderServiceAssets(
   hostPaths: HostPaths,
   binaryPaths: AgentBinaryPaths,
 ): ServiceAsset[] {
-  const unit = (name: string) => path.join(hostPaths.unitDir, name);
   const script = recoveryScriptTemplate
     .replaceAll(recoveryScriptLiterals.lastGood, binaryPaths.lastGood)
     .replaceAll(recoveryScriptLiterals.signal, hostPaths.signalFile);
@@ -47,28 +46,17 @@ export function renderServiceAssets(
     // The guard runs whatever last-good names when it starts: never the candidate.
     lastGood: binaryPaths.lastGood,
   };
+  const unit = (name: keyof typeof unitTemplates): ServiceAsset => ({
+    path: path.join(hostPaths.unitDir, name),
+    content: fillTemplate(name, unitTemplates[name], fields),
+    mode: 0o644,
+  });
   return [
     { path: binaryPaths.recoveryScript, content: script, mode: 0o750 },
-    {
-      path: unit(unitNames.recovery),
-      content: fillTemplate(unitNames.recovery, unitTemplates[unitNames.recovery], fields),
-      mode: 0o644,
-    },
-    {
-      path: unit(unitNames.upgradeGuard),
-      content: fillTemplate(unitNames.upgradeGuard, unitTemplates[unitNames.upgradeGuard], fields),
-      mode: 0o644,
-    },
-    {
-      path: unit(unitNames.agentSocket),
-      content: fillTemplate(unitNames.agentSocket, unitTemplates[unitNames.agentSocket], fields),
-      mode: 0o644,
-    },
-    {
-      path: unit(unitNames.agent),
-      content: fillTemplate(unitNames.agent, unitTemplates[unitNames.agent], fields),
-      mode: 0o644,
-    },
+    unit(unitNames.recovery),
+    unit(unitNames.upgradeGuard),
+    unit(unitNames.agentSocket),
+    unit(unitNames.agent),
   ];
 }
 
