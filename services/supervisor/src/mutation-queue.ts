@@ -1,5 +1,5 @@
-import { acquireActivationLock } from '@aks-flex-node/lock';
-import { AgentError, isAgentError, type Logger } from '@aks-flex-node/log';
+import { acquireActivationLock, retryWhileActivationBusy } from '@aks-flex-node/lock';
+import { AgentError, type Logger } from '@aks-flex-node/log';
 
 /** Runs host mutations one at a time, each under the activation lock. */
 export interface MutationQueue {
@@ -69,17 +69,12 @@ export function createMutationQueue(options: {
       await Promise.race([started, done]);
       return { done };
     },
-    runWhenFree: async (purpose, work, timeoutMs = 60_000) => {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        try {
-          return await run(purpose, work);
-        } catch (error) {
-          if (!isAgentError(error, 'ACTIVATION_IN_PROGRESS') || Date.now() > deadline) throw error;
-          options.log.info({ purpose }, 'the activation lock is busy; trying again in a second');
-          await new Promise((resolve) => setTimeout(resolve, 1_000));
-        }
-      }
-    },
+    runWhenFree: (purpose, work, timeoutMs = 60_000) =>
+      retryWhileActivationBusy(() => run(purpose, work), {
+        log: options.log,
+        purpose,
+        timeoutMs,
+        intervalMs: 1_000,
+      }),
   };
 }

@@ -3,10 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createSilentLogger, isAgentError } from '@aks-flex-node/log';
+import { AgentError, createSilentLogger, isAgentError } from '@aks-flex-node/log';
 import {
   acquireActivationLock,
   isActivationLockHeld,
+  retryWhileActivationBusy,
   withActivationLock,
 } from './activation-lock.js';
 
@@ -86,4 +87,43 @@ describe('activation lock', () => {
     expect(Date.now() - killedAt).toBeGreaterThanOrEqual(1_000);
     await taken?.release();
   }, 15_000);
+});
+
+describe('retryWhileActivationBusy', () => {
+  const busy = () => new AgentError('ACTIVATION_IN_PROGRESS', 'activation in progress');
+
+  it('retries while the lock is busy, then returns the work result', async () => {
+    let attempts = 0;
+    const result = await retryWhileActivationBusy(
+      () => (++attempts < 3 ? Promise.reject(busy()) : Promise.resolve('done')),
+      { log, purpose: 'x', timeoutMs: 5_000, intervalMs: 10 },
+    );
+    expect(result).toBe('done');
+    expect(attempts).toBe(3);
+  });
+
+  it('throws any other error at once', async () => {
+    let attempts = 0;
+    await expect(
+      retryWhileActivationBusy(
+        () => {
+          attempts += 1;
+          return Promise.reject(new Error('disk full'));
+        },
+        { log, purpose: 'x', timeoutMs: 5_000, intervalMs: 10 },
+      ),
+    ).rejects.toThrow('disk full');
+    expect(attempts).toBe(1);
+  });
+
+  it('gives up with the refusal once the deadline has passed', async () => {
+    await expect(
+      retryWhileActivationBusy(() => Promise.reject(busy()), {
+        log,
+        purpose: 'x',
+        timeoutMs: 50,
+        intervalMs: 10,
+      }),
+    ).rejects.toSatisfy((error) => isAgentError(error, 'ACTIVATION_IN_PROGRESS'));
+  });
 });

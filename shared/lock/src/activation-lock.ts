@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
-import { AgentError, errnoCode, messageOf, type Logger } from '@aks-flex-node/log';
+import { AgentError, errnoCode, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
 
 /** A held activation lock. `release` is idempotent. */
 export interface ActivationLock {
@@ -120,5 +120,37 @@ export async function isActivationLockHeld(lockPath: string, staleMs = 10_000): 
       path: lockPath,
       cause: error,
     });
+  }
+}
+
+/** Options for {@link retryWhileActivationBusy}. */
+export interface RetryWhileBusyOptions {
+  log: Logger;
+  purpose: string;
+  /** How long to keep trying before the ACTIVATION_IN_PROGRESS refusal stands. */
+  timeoutMs: number;
+  intervalMs: number;
+}
+
+/**
+ * Runs `attempt` again while it is refused with ACTIVATION_IN_PROGRESS, up to
+ * `timeoutMs`. Only for work that must happen (judging at start, recovery,
+ * the upgrade guard): a lock a killed holder left is taken over once stale,
+ * and giving up before then could leave the host on a broken candidate.
+ * Every other error, and the refusal after the deadline, is thrown.
+ */
+export async function retryWhileActivationBusy<T>(
+  attempt: () => Promise<T>,
+  options: RetryWhileBusyOptions,
+): Promise<T> {
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    try {
+      return await attempt();
+    } catch (error) {
+      if (!isAgentError(error, 'ACTIVATION_IN_PROGRESS') || Date.now() > deadline) throw error;
+      options.log.info({ purpose: options.purpose }, 'the activation lock is busy; trying again');
+      await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
+    }
   }
 }

@@ -1,6 +1,11 @@
 export {
   acquireActivationLock,
   isActivationLockHeld,
+  retryWhileActivationBusy,
   withActivationLock,
 } from './activation-lock.js';
-export type { ActivationLock, ActivationLockOptions } from './activation-lock.js';
+export type {
+  ActivationLock,
+  ActivationLockOptions,
+  RetryWhileBusyOptions,
+} from './activation-lock.js';
