@@ -1,8 +1,8 @@
-import { readlink, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { installFile, makeIoError, replaceSymlinkAtomic } from '@aks-flex-node/fs';
 import { AgentError, errnoCode, type Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from './agent-binary-paths.js';
-import { resolveIfPresent } from './resolve-link.js';
+import { isLinkTo, resolveIfPresent } from './resolve-link.js';
 import { candidateSlotFor } from './upgrade/candidate-slot.js';
 
 /** What {@link ensureAgentBinaryLayout} found and did. */
@@ -114,13 +114,4 @@ async function linkBinaryToCurrent(
     'linked the agent binary to the current link',
   );
   return true;
-}
-
-async function isLinkTo(link: string, target: string): Promise<boolean> {
-  try {
-    return (await readlink(link)) === target;
-  } catch {
-    // Not a link (EINVAL) or missing: either way it is not the link we want.
-    return false;
-  }
 }

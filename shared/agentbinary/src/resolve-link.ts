@@ -1,4 +1,4 @@
-import { realpath } from 'node:fs/promises';
+import { readlink, realpath } from 'node:fs/promises';
 import { errnoCode } from '@aks-flex-node/log';
 import { makeIoError } from '@aks-flex-node/fs';
 
@@ -14,5 +14,15 @@ export async function resolveIfPresent(target: string): Promise<string | undefin
     const code = errnoCode(error);
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
     throw makeIoError('resolve', target, error);
+  }
+}
+
+/** Whether `link` is a symlink whose text is exactly `target` (no resolving: the text is what is compared). */
+export async function isLinkTo(link: string, target: string): Promise<boolean> {
+  try {
+    return (await readlink(link)) === target;
+  } catch {
+    // Not a link (EINVAL) or missing: either way it is not the link we want.
+    return false;
   }
 }

@@ -1,8 +1,8 @@
-import { readlink } from 'node:fs/promises';
 import type { ActivationPlan } from '@aks-flex-node/api';
 import { removeIfExists, replaceSymlinkAtomic } from '@aks-flex-node/fs';
 import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { ActivationLayout } from './plan-activation.js';
+import { isLinkTo } from '../resolve-link.js';
 
 /**
  * Switches the links a plan names (spec agentbinary §3.6.2 step 9): last-good
@@ -65,14 +65,5 @@ async function restoreLinks(
     return undefined;
   } catch (error) {
     return error;
-  }
-}
-
-async function isLinkTo(link: string, target: string): Promise<boolean> {
-  try {
-    return (await readlink(link)) === target;
-  } catch {
-    // Not a link (EINVAL) or missing: either way it is not the link we want.
-    return false;
   }
 }
