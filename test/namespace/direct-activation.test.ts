@@ -2,7 +2,13 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activationPlanSchema, activationResultSchema, operationSchema } from '@aks-flex-node/api';
-import { lastJsonLine, namespaceUnavailable, runOnPrivateHost } from './private-host.js';
+import {
+  facts,
+  lastJsonLine,
+  namespaceUnavailable,
+  runOnPrivateHost,
+  unmanagedDaemon,
+} from './private-host.js';
 import { secondBuild } from './second-build.js';
 
 // Direct activation (spec agentbinary §3.6) with the built binary: the plan
@@ -27,32 +33,7 @@ afterAll(() => {
 
 const slotDir = '/opt/unbounded/agent/lib/aks-flex-node';
 
-/** A literal `$` for bash parameter expansions inside the template below. */
-const D = '$';
-
-// The daemon runs unmanaged (no systemd): after a switch it exits, and this
-// script starts it again from `current`, as systemd would.
-const helpers = String.raw`
-CUR=${slotDir}/aks-flex-node-current
-LG=${slotDir}/aks-flex-node-last-good
-echo '{}' > /etc/cfg.json
-daemon_pid=
-trap 'kill -KILL $daemon_pid 2>/dev/null || true' EXIT
-start_daemon() { # [binary]
-  "${D}{1:-$CUR}" agent --config /etc/cfg.json >>/tmp/daemon.log 2>&1 &
-  daemon_pid=$!
-  for _ in $(seq 1 150); do "$BINARY" status >/dev/null 2>&1 && return 0; sleep 0.1; done
-  echo "the daemon never answered" >&2; cat /tmp/daemon.log >&2; return 1
-}
-wait_daemon_exit() {
-  for _ in $(seq 1 300); do
-    if ! kill -0 "$daemon_pid" 2>/dev/null; then wait "$daemon_pid" 2>/dev/null || true; return 0; fi
-    sleep 0.1
-  done
-  echo "the daemon did not exit" >&2; return 1
-}
-stop_daemon() { kill -TERM "$daemon_pid" 2>/dev/null || true; wait_daemon_exit; }
-install_agent() { start_daemon "$BINARY"; stop_daemon; }
+const helpers = String.raw`${unmanagedDaemon}
 # Every path a direct activation could touch: type, mode, size and link text.
 tree() { # a path that does not exist yet is simply not listed
   { find /opt /usr/local /run /var/lib /etc/aks-flex-node /etc/systemd -printf '%p %y %m %s %l\n' 2>/dev/null || true; } | sort
@@ -65,16 +46,6 @@ report() {
   echo "snapshots=$(find /var/lib/aks-flex-node -name 'host-agent-activation-*' | wc -l)"
 }
 `;
-
-/** `key=value` lines of a run's stdout. */
-function facts(stdout: string): Record<string, string> {
-  return Object.fromEntries(
-    stdout
-      .split('\n')
-      .filter((line) => /^\w+=/.test(line))
-      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
-  );
-}
 
 /** The one JSON object a script printed among its `key=value` lines. */
 function jsonLine(stdout: string): unknown {

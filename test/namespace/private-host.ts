@@ -120,3 +120,53 @@ export function lastJsonLine(run: HostRun): unknown {
     );
   }
 }
+
+/** A literal `$` for bash parameter expansions inside String.raw templates. */
+const D = '$';
+
+/**
+ * Bash helpers for scenarios that run the daemon unmanaged (no systemd):
+ * after a switch it exits, and the scenario starts it again from `current`,
+ * as systemd would. `ARM=<failpoint> start_daemon` arms a failpoint; only
+ * then may the daemon die before it answers.
+ */
+export const unmanagedDaemon = String.raw`
+CUR=/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current
+LG=/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-last-good
+echo '{}' > /etc/cfg.json
+daemon_pid=
+upgrade_pid=
+trap 'kill -KILL $daemon_pid $upgrade_pid 2>/dev/null || true' EXIT
+start_daemon() { # [binary]
+  AKS_FLEX_NODE_FAILPOINT="${D}{ARM:-}" "${D}{1:-$CUR}" agent --config /etc/cfg.json >>/tmp/daemon.log 2>&1 &
+  daemon_pid=$!
+  for _ in $(seq 1 150); do
+    "$BINARY" status >/dev/null 2>&1 && return 0
+    if ! kill -0 "$daemon_pid" 2>/dev/null; then
+      [ -n "${D}{ARM:-}" ] && return 0
+      break
+    fi
+    sleep 0.1
+  done
+  echo "the daemon never answered" >&2; cat /tmp/daemon.log >&2; return 1
+}
+wait_daemon_exit() {
+  for _ in $(seq 1 300); do
+    if ! kill -0 "$daemon_pid" 2>/dev/null; then wait "$daemon_pid" 2>/dev/null || true; return 0; fi
+    sleep 0.1
+  done
+  echo "the daemon did not exit" >&2; return 1
+}
+stop_daemon() { kill -TERM "$daemon_pid" 2>/dev/null || true; wait_daemon_exit; }
+install_agent() { start_daemon "$BINARY"; stop_daemon; }
+`;
+
+/** The `key=value` lines a scenario printed, as an object. */
+export function facts(stdout: string): Record<string, string> {
+  return Object.fromEntries(
+    stdout
+      .split('\n')
+      .filter((line) => /^\w+=/.test(line))
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+}

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allFailpoints, failpoints, type FailpointName } from '@aks-flex-node/failpoints';
-import { namespaceUnavailable, runOnPrivateHost } from './private-host.js';
+import { facts, namespaceUnavailable, runOnPrivateHost, unmanagedDaemon } from './private-host.js';
 import { secondBuild } from './second-build.js';
 
 // Crash safety of AgentUpgrade, tested rather than argued: for every failpoint
@@ -25,34 +25,8 @@ afterAll(() => {
 /** A literal `$` for bash parameter expansions inside the template below. */
 const D = '$';
 
-// Shell helpers. The daemon runs unmanaged (no systemd): after a switch it
-// exits and this script starts it again from `current`, as systemd would.
-const helpers = String.raw`
-CUR=/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current
-LG=/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-last-good
+const helpers = String.raw`${unmanagedDaemon}
 SIGNAL=/etc/aks-flex-node/agent-upgrade-signal.json
-echo '{}' > /etc/cfg.json
-daemon_pid=
-upgrade_pid=
-trap 'kill -KILL $daemon_pid $upgrade_pid 2>/dev/null || true' EXIT
-start_daemon() { # [failpoint] [binary]
-  AKS_FLEX_NODE_FAILPOINT="${D}{1:-}" "${D}{2:-$CUR}" agent --config /etc/cfg.json >>/tmp/daemon.log 2>&1 &
-  daemon_pid=$!
-  for _ in $(seq 1 150); do
-    "$BINARY" status >/dev/null 2>&1 && return 0
-    kill -0 "$daemon_pid" 2>/dev/null || return 0
-    sleep 0.1
-  done
-  echo "the daemon never answered" >&2; return 1
-}
-wait_daemon_exit() {
-  for _ in $(seq 1 300); do
-    if ! kill -0 "$daemon_pid" 2>/dev/null; then wait "$daemon_pid" 2>/dev/null || true; return 0; fi
-    sleep 0.1
-  done
-  echo "the daemon did not exit" >&2; return 1
-}
-stop_daemon() { kill -TERM "$daemon_pid" 2>/dev/null || true; wait_daemon_exit; }
 wait_judged() { # until the signal is gone, or the daemon exited to restart
   for _ in $(seq 1 150); do
     [ -e "$SIGNAL" ] || return 0
@@ -71,7 +45,6 @@ before=
 mark_before() { before=$(readlink -f "$CUR"); }
 # A whole unarmed upgrade, so the next one writes the other slot.
 upgrade_once() { start_daemon; begin_upgrade; wait_daemon_exit; start_daemon; finish_upgrade; wait_judged; stop_daemon; }
-install_agent() { start_daemon "" "$BINARY"; stop_daemon; }
 report() {
   stop_daemon
   if [ -n "${D}{DEBUG_CRASH:-}" ]; then cut -c1-400 /tmp/daemon.log >&2; cat /tmp/upgrade.out >&2; fi
@@ -94,7 +67,7 @@ function crashScenario(fp: FailpointName): string {
     // where moving last-good first is what keeps a rollback target.
     const prior = fp === failpoints.upgradeLastGoodUpdated ? 'upgrade_once' : ':';
     return `install_agent; ${prior}
-      mark_before; start_daemon "$FP"; begin_upgrade; wait_daemon_exit
+      mark_before; ARM="$FP" start_daemon; begin_upgrade; wait_daemon_exit
       start_daemon; wait_judged; finish_upgrade
       if ! kill -0 "$daemon_pid" 2>/dev/null; then start_daemon; wait_judged; fi
       report`;
@@ -102,14 +75,14 @@ function crashScenario(fp: FailpointName): string {
   if (fp === failpoints.judgeResultWritten) {
     return `install_agent
       mark_before; start_daemon; begin_upgrade; wait_daemon_exit
-      start_daemon "$FP"; wait_daemon_exit
+      ARM="$FP" start_daemon; wait_daemon_exit
       start_daemon; wait_judged; finish_upgrade; report`;
   }
   if (fp === failpoints.judgeFailureRecorded) {
     // The daemon starts from last-good instead of the candidate: judging records a failure.
     return `install_agent
       mark_before; start_daemon; begin_upgrade; wait_daemon_exit
-      start_daemon "$FP" "$(readlink -f "$LG")"; wait_daemon_exit
+      ARM="$FP" start_daemon "$(readlink -f "$LG")"; wait_daemon_exit
       start_daemon; wait_judged
       if ! kill -0 "$daemon_pid" 2>/dev/null; then start_daemon; wait_judged; fi
       finish_upgrade; report`;
@@ -120,15 +93,6 @@ function crashScenario(fp: FailpointName): string {
     AKS_FLEX_NODE_FAILPOINT="$FP" "$LG" recover-agent-upgrade --message "candidate failed" >>/tmp/oneshot.log 2>&1 || true
     "$LG" recover-agent-upgrade --message "candidate failed" >>/tmp/oneshot.log 2>&1
     start_daemon; wait_judged; finish_upgrade; report`;
-}
-
-function facts(stdout: string): Record<string, string> {
-  return Object.fromEntries(
-    stdout
-      .split('\n')
-      .filter((line) => /^\w+=/.test(line))
-      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
-  );
 }
 
 describe.skipIf(unavailable !== undefined)(
