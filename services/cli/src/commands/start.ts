@@ -1,4 +1,4 @@
-import { readFile, realpath } from 'node:fs/promises';
+import { readFile, realpath, stat } from 'node:fs/promises';
 import { createApiClient, type StatusResponse } from '@aks-flex-node/api';
 import { defaultAgentConfig, readAgentConfig } from '@aks-flex-node/config';
 import { writeFileAtomic } from '@aks-flex-node/fs';
@@ -82,7 +82,7 @@ async function installConfig(source: string | undefined, log: Logger): Promise<v
 
 async function exists(file: string): Promise<boolean> {
   try {
-    await readFile(file);
+    await stat(file);
     return true;
   } catch (error) {
     if (errnoCode(error) === 'ENOENT') return false;
