@@ -20,12 +20,44 @@ export const failpoints = {
   // Rollback of files (judge, recover-agent-upgrade, the guard).
   rollbackFailureRecorded: 'rollback/failure-recorded',
   rollbackCurrentRestored: 'rollback/current-restored',
+  // The host-root move (shared/hostroot), pass 1: the daemon runs from the
+  // legacy root, under the activation lock. In the order the steps run.
+  moveDigestRecorded: 'move/digest-recorded',
+  moveStagingCleared: 'move/staging-cleared',
+  moveStagingCopied: 'move/staging-copied',
+  moveStagingMarked: 'move/staging-marked',
+  moveStagingSynced: 'move/staging-synced',
+  moveLinkRemoved: 'move/link-removed',
+  moveCopyRenamed: 'move/copy-renamed',
+  moveRootSynced: 'move/root-synced',
+  moveRootPrepared: 'move/root-prepared',
+  moveCopyVerified: 'move/copy-verified',
+  moveUnitsRewritten: 'move/units-rewritten',
+  moveRestartQueued: 'move/restart-queued',
+  // Pass 2: the restarted daemon, running from the copy.
+  moveFinishUnitsRewritten: 'move/finish-units-rewritten',
+  moveLegacyFileRemoved: 'move/legacy-file-removed',
+  moveLegacyDirsRemoved: 'move/legacy-dirs-removed',
+  moveLegacySynced: 'move/legacy-synced',
+  moveRecordRemoved: 'move/record-removed',
+  moveMarkerRemoved: 'move/marker-removed',
+  // The undo, when the copy cannot run: the host goes back to being linked.
+  moveUndoUnitsPointedBack: 'move/undo-units-pointed-back',
+  moveUndoStagingCleared: 'move/undo-staging-cleared',
+  moveUndoRootSetAside: 'move/undo-root-set-aside',
+  moveUndoRelinked: 'move/undo-relinked',
+  moveUndoCopyRemoved: 'move/undo-copy-removed',
 } as const;
 
 export type FailpointName = (typeof failpoints)[keyof typeof failpoints];
 
 /** Every failpoint, for tests that kill the process at each one. */
 export const allFailpoints: readonly FailpointName[] = Object.values(failpoints);
+
+/** The host-root move's failpoints (`move/…`), for its crash test; the others belong to AgentUpgrade. */
+export const moveFailpoints: readonly FailpointName[] = allFailpoints.filter((name) =>
+  name.startsWith('move/'),
+);
 
 /** The environment variable that arms one failpoint (or several, comma-separated). */
 export const failpointEnv = 'AKS_FLEX_NODE_FAILPOINT';

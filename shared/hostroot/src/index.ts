@@ -1,4 +1,4 @@
-/** The agent's host root: its states, migrate, prepare, resolve and removal. */
+/** The agent's host root: its states, migrate, prepare, resolve, removal and the move. */
 export { isAtOrUnder, isUnder } from './at-or-under.js';
 export { bindHostRoot, hostRoot } from './bind-host-root.js';
 export type { BindHostRootOptions, HostRoot } from './bind-host-root.js';
@@ -19,3 +19,16 @@ export { removeLegacySeed } from './remove-legacy-seed.js';
 export { resolveHostRoot } from './resolve-host-root.js';
 export { restoreLabels } from './restore-labels.js';
 export type { Relabel, RestoreLabelsOptions } from './restore-labels.js';
+export { loadRecordedDigests, recordDigest } from './move/digest-record.js';
+export { systemMoveHost } from './move/move-host.js';
+export type { DaemonMoveEffects, MountProbe, MoveHost } from './move/move-host.js';
+export type { HostRootMovePaths } from './move/move-paths.js';
+export { checkMoveReadiness } from './move/move-readiness.js';
+export type { MoveReadiness } from './move/move-readiness.js';
+export type { MoveOptions } from './move/move-settings.js';
+export {
+  isHostRootMoveUnfinished,
+  reconcileHostRootMove,
+  reconcileMove,
+} from './move/reconcile-move.js';
+export type { MoveOutcome } from './move/reconcile-move.js';

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { movingMarkerName } from './names.js';
 
 /**
  * Every absolute path the product uses on a host. Functions take this object
@@ -43,6 +44,12 @@ export interface HostPaths {
   readonly stateDir: string;
   /** One JSON record per finished operation, so a result outlives the daemon that produced it. */
   readonly operationsDir: string;
+  /**
+   * Inside the root while a move from the legacy root is unfinished: written
+   * into the staging copy, so it arrives with the rename, and removed last,
+   * after the legacy files are gone. uninstall.sh removes it too.
+   */
+  readonly movingMarker: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -68,6 +75,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     legacySeed: at('/usr/local/bin/aks-flex-node'),
     stateDir: at('/var/lib/aks-flex-node'),
     operationsDir: at('/var/lib/aks-flex-node/operations'),
+    movingMarker: path.join(root, movingMarkerName),
   };
 }
 
