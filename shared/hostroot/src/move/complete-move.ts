@@ -86,7 +86,10 @@ async function removeLegacyFiles(
   failpoint(failpoints.moveRecordRemoved);
   await removeIfExists(movingMarkerOf(paths));
   failpoint(failpoints.moveMarkerRemoved);
-  log.info({ root: paths.root, legacy: paths.legacy }, "moved the agent's files into the host root");
+  log.info(
+    { root: paths.root, legacy: paths.legacy },
+    "moved the agent's files into the host root",
+  );
 }
 
 /** Nested directories before their parents; equal depths keep their order (a stable sort). */

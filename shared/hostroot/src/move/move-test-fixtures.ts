@@ -127,7 +127,9 @@ export function runMove(
 }
 
 export async function legacyLayoutPresent(l: Layout): Promise<boolean[]> {
-  return Promise.all(hostLayoutFiles().map(async (rel) => (await kindAt(path.join(l.legacy, rel))) !== 'missing'));
+  return Promise.all(
+    hostLayoutFiles().map(async (rel) => (await kindAt(path.join(l.legacy, rel))) !== 'missing'),
+  );
 }
 
 /** Pass 1 ended with the restart queued, and nothing under the legacy root was touched. */

@@ -59,7 +59,9 @@ const cases: Record<string, () => Promise<MoveLayout>> = {
       expect(outcome).toMatchObject({
         reason: expect.stringContaining('last-good binary') as unknown,
       });
-      expect(outcome).toMatchObject({ reason: expect.stringContaining('predates the host root') as unknown });
+      expect(outcome).toMatchObject({
+        reason: expect.stringContaining('predates the host root') as unknown,
+      });
       expect(host.rewrites).toHaveLength(0);
       expect(host.restarts).toBe(0);
       await assertStillLinked(l);
@@ -124,7 +126,14 @@ const cases: Record<string, () => Promise<MoveLayout>> = {
   'hostroot#62 listed dirs go once empty; a dir with an operator file, a link and bin stay':
     async () => {
       const { l, host } = await readyHost();
-      const dirs = ['lib/agent', 'lib/agent/nested', 'libexec', 'lib/kept', 'lib/linked', 'lib/missing'];
+      const dirs = [
+        'lib/agent',
+        'lib/agent/nested',
+        'libexec',
+        'lib/kept',
+        'lib/linked',
+        'lib/missing',
+      ];
       await mkdir(at(l, 'lib/agent/nested'), { recursive: true });
       await touch(at(l, 'lib/kept/operator.conf'), 'operator');
       await mkdir(path.join(l.tmp, 'elsewhere'));
@@ -185,7 +194,9 @@ const cases: Record<string, () => Promise<MoveLayout>> = {
     host.noexec = true;
     const outcome = await runMove(l, host);
     expect(outcome.kind).toBe('skipped-noexec');
-    expect(outcome).toMatchObject({ reason: expect.stringContaining('healthy where it is') as unknown });
+    expect(outcome).toMatchObject({
+      reason: expect.stringContaining('healthy where it is') as unknown,
+    });
     expect(outcome).toMatchObject({ reason: expect.stringContaining('mounted noexec') as unknown });
     expect(host.verifies).toHaveLength(0);
     expect(host.rewrites).toHaveLength(0);

@@ -88,10 +88,16 @@ async function moveLinkedHost(
   const mount = await host.probeMount(parent);
   if (mount.noexec) {
     const reason = `${mount.mountPoint} is mounted noexec, so the agent cannot run from ${paths.root}; it stays linked to ${paths.legacy}, healthy where it is`;
-    log.warn({ root: paths.root, parent, mountPoint: mount.mountPoint }, 'not moving the host root');
+    log.warn(
+      { root: paths.root, parent, mountPoint: mount.mountPoint },
+      'not moving the host root',
+    );
     return { kind: 'skipped-noexec', reason };
   }
-  log.info({ root: paths.root, legacy: paths.legacy }, "moving the agent's files into the host root");
+  log.info(
+    { root: paths.root, legacy: paths.legacy },
+    "moving the agent's files into the host root",
+  );
   await swapInCopy(log, paths, settings.files);
   return { kind: await completeMove(log, paths, host, settings, self) };
 }

@@ -107,7 +107,8 @@ async function stageOne(
 
 async function createParents(staging: string, dir: string, created: Set<string>): Promise<void> {
   await mkdirMode(dir, 0o755);
-  for (let d = dir; d !== staging && d.startsWith(`${staging}/`); d = path.dirname(d)) created.add(d);
+  for (let d = dir; d !== staging && d.startsWith(`${staging}/`); d = path.dirname(d))
+    created.add(d);
 }
 
 /** Links are recreated with rebased targets, never copied as they are; they need not resolve yet. */

@@ -31,5 +31,8 @@ export async function swapInCopy(
   // The units are about to name the root: its entry must survive a crash first.
   await syncDirectory(parentOf(paths));
   failpoint(failpoints.moveRootSynced);
-  log.info({ root: paths.root, legacy: paths.legacy }, "copied the agent's files into the host root");
+  log.info(
+    { root: paths.root, legacy: paths.legacy },
+    "copied the agent's files into the host root",
+  );
 }
