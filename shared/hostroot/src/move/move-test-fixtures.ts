@@ -141,15 +141,18 @@ export async function assertRestarting(
   expect(outcome).toEqual({ kind: 'restart-queued' });
   expect(await hostRootState(l.paths)).toBe('moving');
   expect(host.restarts).toBeGreaterThanOrEqual(1);
-  const last = host.rewrites.at(-1)!;
   // The units were rewritten to the copy, while moving, before any legacy file went.
-  expect(last.state).toBe('moving');
-  expect(last.legacyCurrent).toBe('green');
-  expect(last.root).toBe(await realpath(l.root));
-  const verify = host.verifies.at(-1)!;
-  expect(verify.root).toBe(l.root);
-  expect(verify.state).toBe('moving');
-  expect(verify.rewritesBefore).toBe(host.rewrites.length - 1);
+  expect(host.rewrites.at(-1)).toMatchObject({
+    state: 'moving',
+    legacyCurrent: 'green',
+    root: await realpath(l.root),
+  });
+  // The copy was verified, while moving, before that rewrite.
+  expect(host.verifies.at(-1)).toMatchObject({
+    root: l.root,
+    state: 'moving',
+    rewritesBefore: host.rewrites.length - 1,
+  });
   expect(await legacyLayoutPresent(l)).not.toContain(false);
   expect(await kindAt(l.move.digestRecord)).toBe('file');
   expect(await kindAt(l.staging)).toBe('missing');
