@@ -24,7 +24,11 @@ export async function loadRecordedDigests(record: string): Promise<Set<string>> 
  * last-good. Sorted, one a line, mode 0600: either release reads it.
  */
 export async function recordDigest(record: string, binary: string): Promise<void> {
-  const digest = await fileSha256(binary);
+  await addRecordedDigest(record, await fileSha256(binary));
+}
+
+/** {@link recordDigest} for a digest already computed (the move hashes the running binary once). */
+export async function addRecordedDigest(record: string, digest: string): Promise<void> {
   const digests = await loadRecordedDigests(record);
   if (digests.has(digest)) return;
   digests.add(digest);

@@ -20,15 +20,21 @@ const slots = [
  * AgentUpgrade awaits its report, and neither the current nor the last-good
  * binary predates the host root (each is in the digest record). Until then a
  * rollback could still start a release that needs its files under the legacy
- * root. Reads only. Throws HOST_ROOT_IO when the signal, the record or a
+ * root. Reads only. `hashed` holds digests already taken, by resolved path:
+ * the running binary is usually `current`, and hashing 100 MB twice costs a
+ * visible fraction of a second on a small host. Throws HOST_ROOT_IO when the signal, the record or a
  * binary cannot be read.
  */
-export async function checkMoveReadiness(paths: HostRootMovePaths): Promise<MoveReadiness> {
+export async function checkMoveReadiness(
+  paths: HostRootMovePaths,
+  hashed: ReadonlyMap<string, string> = new Map(),
+): Promise<MoveReadiness> {
   if (await exists(paths.signalFile)) {
     return { ready: false, reason: 'an AgentUpgrade has not been reported yet' };
   }
   const recorded = await loadRecordedDigests(paths.digestRecord);
   const root = await resolveHostRoot(paths);
+  const digests = new Map(hashed);
   for (const [slot, rel] of slots) {
     let target: string;
     try {
@@ -36,7 +42,10 @@ export async function checkMoveReadiness(paths: HostRootMovePaths): Promise<Move
     } catch (error) {
       return { ready: false, reason: `the ${slot} binary does not resolve: ${messageOf(error)}` };
     }
-    if (!recorded.has(await fileSha256(target))) {
+    // current and last-good are one slot after a committed upgrade: hashed once.
+    const digest = digests.get(target) ?? (await fileSha256(target));
+    digests.set(target, digest);
+    if (!recorded.has(digest)) {
       return {
         ready: false,
         reason: `the ${slot} binary ${target} predates the host root; the move follows the next AgentUpgrade`,

@@ -1,10 +1,11 @@
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
+import { fileSha256 } from '@aks-flex-node/fs';
 import { hostPaths } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
 import { parentOf, type HostRootPaths } from '../host-root-paths.js';
 import { hostRootState } from '../host-root-state.js';
 import { completeMove } from './complete-move.js';
-import { recordDigest } from './digest-record.js';
+import { addRecordedDigest } from './digest-record.js';
 import type { MoveHost } from './move-host.js';
 import type { HostRootMovePaths } from './move-paths.js';
 import { checkMoveReadiness } from './move-readiness.js';
@@ -74,10 +75,11 @@ async function moveLinkedHost(
   settings: MoveSettings,
 ): Promise<MoveOutcome> {
   const self = await host.executable();
+  const selfDigest = await fileSha256(self);
   // Before readiness: the running binary then always counts as known.
-  await recordDigest(paths.digestRecord, self);
+  await addRecordedDigest(paths.digestRecord, selfDigest);
   failpoint(failpoints.moveDigestRecorded);
-  const readiness = await checkMoveReadiness(paths);
+  const readiness = await checkMoveReadiness(paths, new Map([[self, selfDigest]]));
   if (!readiness.ready) {
     log.info({ root: paths.root, reason: readiness.reason }, 'not moving the host root yet');
     return { kind: 'not-ready', reason: readiness.reason };
