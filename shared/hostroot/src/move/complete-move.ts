@@ -20,6 +20,7 @@ export type CompletedPass = 'restart-queued' | 'moved';
  * copy runs, points the units at it and queues its restart (pass 1). A
  * daemon running from anywhere else (the copy, after that restart) points
  * the units at the root again, then removes the legacy files (pass 2).
+ * Throws what the host's effects throw, HOST_ROOT_IO, or the undo's errors.
  */
 export async function completeMove(
   log: Logger,

@@ -5,6 +5,7 @@ import { fileSha256, isNotFound, makeIoError, writeFileAtomic } from '@aks-flex-
  * The digests in the record of daemon binaries that ran on a linked host
  * (`/etc/aks-flex-node/host-root-agents`: lowercase hex SHA-256, one a line).
  * A missing record is an empty set: no daemon has recorded itself yet.
+ * Throws HOST_ROOT_IO when it cannot be read.
  */
 export async function loadRecordedDigests(record: string): Promise<Set<string>> {
   let text: string;
@@ -22,12 +23,13 @@ export async function loadRecordedDigests(record: string): Promise<Set<string>> 
  * already (then nothing is written). Releases before the host root never
  * record themselves, which is how the move recognises one in current or
  * last-good. Sorted, one a line, mode 0600: either release reads it.
+ * Throws HOST_ROOT_IO when the binary or the record cannot be read or written.
  */
 export async function recordDigest(record: string, binary: string): Promise<void> {
   await addRecordedDigest(record, await fileSha256(binary));
 }
 
-/** {@link recordDigest} for a digest already computed (the move hashes the running binary once). */
+/** {@link recordDigest} for a digest already computed (the move hashes the running binary once). Throws HOST_ROOT_IO. */
 export async function addRecordedDigest(record: string, digest: string): Promise<void> {
   const digests = await loadRecordedDigests(record);
   if (digests.has(digest)) return;

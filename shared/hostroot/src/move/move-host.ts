@@ -55,7 +55,8 @@ export interface DaemonMoveEffects {
 /**
  * The real host: `/proc/self/exe`, `restorecon`, `/proc/self/mountinfo`, and
  * `<root>/lib/aks-flex-node/aks-flex-node-current version` as the proof that
- * the copy runs (the path the agent unit will name).
+ * the copy runs (the path the agent unit will name). Its verify throws
+ * NOT_EXECUTABLE, its probe and executable HOST_ROOT_IO.
  */
 export function systemMoveHost(effects: DaemonMoveEffects): MoveHost {
   return {

@@ -35,7 +35,7 @@ import { reconcileHostRootMove } from './reconcile-move.js';
 const log = createSilentLogger();
 
 /** The agent unit as the daemon renders it: only ExecStart matters to these tests. */
-export function agentUnitNaming(paths: HostPaths, root: string): string {
+function agentUnitNaming(paths: HostPaths, root: string): string {
   const binary = path.join(root, currentLinkFile);
   return `[Service]\nExecStart=${binary} agent --config ${paths.configFile}\n`;
 }

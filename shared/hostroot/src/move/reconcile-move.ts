@@ -108,13 +108,14 @@ async function moveLinkedHost(
  * Whether a move has swapped its copy in and not finished (a real root that
  * still holds `.moving`). While it has, the daemon takes no work, and staging
  * and direct activation refuse: the legacy files are a whole installation a
- * release before the host root would run from.
+ * release before the host root would run from. Throws HOST_ROOT_IO when the
+ * root cannot be inspected.
  */
 export async function isHostRootMoveUnfinished(paths: HostRootPaths): Promise<boolean> {
   return (await hostRootState(paths)) === 'moving';
 }
 
-/** {@link reconcileHostRootMove} on the production paths (`/opt/unbounded/agent`, `/usr/local`). */
+/** {@link reconcileHostRootMove} on the production paths (`/opt/unbounded/agent`, `/usr/local`); throws as it does. */
 export function reconcileMove(log: Logger, host: MoveHost): Promise<MoveOutcome> {
   return reconcileHostRootMove(log, hostPaths, host);
 }

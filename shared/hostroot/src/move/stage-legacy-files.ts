@@ -19,7 +19,7 @@ import { rebaseLinkTarget } from './rebase-link-target.js';
  * Copies the legacy files into a fresh staging directory beside the root,
  * with the `.moving` marker, and makes the copy durable (spec hostroot §4.4
  * stage). Nothing in use changes: units, links and the recovery script all
- * still name the legacy root, whose files stay.
+ * still name the legacy root, whose files stay. Throws HOST_ROOT_IO.
  */
 export async function stageLegacyFiles(
   paths: HostRootPaths,

@@ -8,7 +8,7 @@ import { stageLegacyFiles } from './stage-legacy-files.js';
 /**
  * Pass 1's copy and swap (spec hostroot §4.4 move): stage the legacy files,
  * then put the copy where the link was. Afterwards the state is `moving`.
- * Units still name the legacy root, whose files all stay.
+ * Units still name the legacy root, whose files all stay. Throws HOST_ROOT_IO.
  */
 export async function swapInCopy(
   log: Logger,

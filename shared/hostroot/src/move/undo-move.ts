@@ -70,7 +70,7 @@ export async function undoMove(
  * Replaces the copy at the root with the link to the legacy root (spec
  * hostroot §4.6 relink). A link cannot replace a directory, so the copy is
  * set aside under the staging name first; a crash before the link leaves no
- * root, and the next start's Migrate links it the same way.
+ * root, and the next start's Migrate links it the same way. Throws HOST_ROOT_IO.
  */
 export async function relinkHostRoot(paths: HostRootPaths): Promise<void> {
   const staging = stagingOf(paths);
