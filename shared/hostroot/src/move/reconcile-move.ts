@@ -40,8 +40,9 @@ export type MoveOutcome =
  * is a state the next call finishes or undoes.
  *
  * Throws (log it, never fail the start; the next start retries): NOT_EXECUTABLE
- * when the copy cannot run and the host was linked again; HOST_ROOT_IO for
- * any other failure. After a throw the state is `linked` or `moving`; while it
+ * when the copy cannot run and the host was linked again; HOST_ROOT_IO for a
+ * failure of its own; whatever `host.rewriteUnits` or `host.queueRestart`
+ * threw, unchanged. After a throw the state is `linked` or `moving`; while it
  * is `moving` (see {@link isHostRootMoveUnfinished}) keep the gate shut.
  */
 export async function reconcileHostRootMove(
