@@ -3,7 +3,7 @@
  * (moveOptions, fromLegacy, fromRoot, recordBlue, assertRestarting,
  * assertMoved, finish, assertStillLinked), over test-fixtures' legacyHost.
  */
-import { lstat, readFile, readlink, realpath } from 'node:fs/promises';
+import { readFile, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import {
   blueSlotFile,
@@ -126,7 +126,7 @@ export function runMove(
   return reconcileHostRootMove(log, l.move, host, options);
 }
 
-export async function legacyLayoutPresent(l: Layout): Promise<boolean[]> {
+async function legacyLayoutPresent(l: Layout): Promise<boolean[]> {
   return Promise.all(
     hostLayoutFiles().map(async (rel) => (await kindAt(path.join(l.legacy, rel))) !== 'missing'),
   );
@@ -159,7 +159,7 @@ export async function assertRestarting(
 }
 
 /** The host is moved: installed, nothing of the layout left under the legacy root. */
-export async function assertMoved(l: MoveLayout): Promise<void> {
+async function assertMoved(l: MoveLayout): Promise<void> {
   expect(await hostRootState(l.paths)).toBe('installed');
   expect(await legacyLayoutPresent(l)).not.toContain(true);
   expect(await kindAt(path.join(l.legacy, managedBinaryDir))).toBe('missing');
@@ -195,12 +195,4 @@ export async function assertStillLinked(l: MoveLayout): Promise<void> {
   expect(await readFile(path.join(l.legacy, currentLinkFile), 'utf8')).toBe('green');
   expect(await kindAt(l.staging)).toBe('missing');
   if (l.artifactsStaged) await assertArtifactsKept(l);
-}
-
-/** Whether a path exists, without following a link. */
-export async function exists(p: string): Promise<boolean> {
-  return lstat(p).then(
-    () => true,
-    () => false,
-  );
 }
