@@ -211,9 +211,9 @@ install_binary() {
 # The base config a publisher embeds: one line of compact JSON in place of the
 # marker, so it cannot end the heredoc early.
 embedded_base_config() {
-  cat <<'AKS_FLEX_NODE_BASE_CONFIG'
+  cat <<'BASE_CONFIG_JSON'
 __AKS_FLEX_NODE_BASE_CONFIG_JSON__
-AKS_FLEX_NODE_BASE_CONFIG
+BASE_CONFIG_JSON
 }
 
 usage() {
@@ -247,6 +247,9 @@ Each option can also be given as the environment variable in brackets.
                                        [AKS_FLEX_NODE_FETCH_BOOTSTRAP_DATA]
   --bootstrap-data-api-version V       only with the fetch
                                        [AKS_FLEX_NODE_BOOTSTRAP_DATA_API_VERSION]
+                                       also only with the fetch, unused:
+                                       [AKS_FLEX_NODE_AUTHORITY_HOST] [AKS_FLEX_NODE_IMDS_ENDPOINT]
+                                       [AKS_FLEX_NODE_ALLOW_INSECURE_TEST_ENDPOINTS]
   -h, --help                           this text
 USAGE
 }
