@@ -83,7 +83,7 @@ fatal() { # STATUS MESSAGE
   exit "$1"
 }
 
-# ---- begin shared install logic (identical in install.sh and bootstrap.sh; test/scripts/shared-logic.bats compares them)
+# ---- begin shared install logic (identical in install.sh and bootstrap.sh; scripts/scripts.test.ts compares them)
 # Both scripts must stand alone (piped from curl, or written by Ignition with no
 # sibling files), so the logic is carried in each rather than sourced.
 

@@ -48,7 +48,7 @@ say_success() { printf '\033[0;32mSUCCESS:\033[0m %s\n' "$*"; }
 say_warn() { printf '\033[1;33mWARNING:\033[0m %s\n' "$*"; }
 say_error() { printf '\033[0;31mERROR:\033[0m %s\n' "$*"; }
 
-# ---- begin shared install logic (identical in install.sh and bootstrap.sh; test/scripts/shared-logic.bats compares them)
+# ---- begin shared install logic (identical in install.sh and bootstrap.sh; scripts/scripts.test.ts compares them)
 # Both scripts must stand alone (piped from curl, or written by Ignition with no
 # sibling files), so the logic is carried in each rather than sourced.
 

@@ -61,6 +61,22 @@ describe.each(scriptNames)('scripts/%s', (name) => {
   });
 });
 
+/** The install logic install.sh and bootstrap.sh both carry, between its markers. */
+function sharedInstallLogic(source: string): string | undefined {
+  return /^# ---- begin shared install logic.*$([\s\S]*?)^# ---- end shared install logic$/m.exec(
+    source,
+  )?.[1];
+}
+
+describe('the install logic', () => {
+  it('is the same in install.sh and bootstrap.sh, so both install alike', async () => {
+    const fromInstall = sharedInstallLogic(await readScript('install.sh'));
+    expect(fromInstall).toContain('install_binary()');
+    expect(fromInstall).toContain('resolve_install_dir()');
+    expect(sharedInstallLogic(await readScript('bootstrap.sh'))).toBe(fromInstall);
+  });
+});
+
 describe('scriptExitCodes', () => {
   it('are distinct, and apart from the codes the agent exits with', () => {
     const scriptNumbers = Object.values(scriptExitCodes).map((entry) => entry.code);
