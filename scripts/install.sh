@@ -43,10 +43,19 @@ readonly EXIT_TEMPORARY=75
 readonly EXIT_NOT_ROOT=77
 readonly EXIT_REFUSED=78
 
-say_info() { printf '\033[0;34mINFO:\033[0m %s\n' "$*"; }
-say_success() { printf '\033[0;32mSUCCESS:\033[0m %s\n' "$*"; }
-say_warn() { printf '\033[1;33mWARNING:\033[0m %s\n' "$*"; }
-say_error() { printf '\033[0;31mERROR:\033[0m %s\n' "$*"; }
+# Progress on stdout, warnings and errors on stderr; coloured only on a
+# terminal, so logs and journals get plain text.
+paint() { # COLOUR LABEL TEXT
+  if [[ -t 1 ]]; then
+    printf '\033[%sm%s\033[0m %s\n' "$1" "$2" "$3"
+  else
+    printf '%s %s\n' "$2" "$3"
+  fi
+}
+say_info() { paint '0;34' INFO: "$*"; }
+say_success() { paint '0;32' SUCCESS: "$*"; }
+say_warn() { paint '1;33' WARNING: "$*" >&2; }
+say_error() { paint '0;31' ERROR: "$*" >&2; }
 
 # ---- begin shared install logic (identical in install.sh and bootstrap.sh; scripts/scripts.test.ts compares them)
 # Both scripts must stand alone (piped from curl, or written by Ignition with no

@@ -38,10 +38,19 @@ readonly EXIT_USAGE=64
 readonly EXIT_TEMPORARY=75
 readonly EXIT_NOT_ROOT=77
 
-say_info() { printf '\033[0;34mINFO:\033[0m %s\n' "$*"; }
-say_success() { printf '\033[0;32mSUCCESS:\033[0m %s\n' "$*"; }
-say_warn() { printf '\033[1;33mWARNING:\033[0m %s\n' "$*"; }
-say_error() { printf '\033[0;31mERROR:\033[0m %s\n' "$*" >&2; }
+# Progress on stdout, warnings and errors on stderr; coloured only on a
+# terminal, so logs and journals get plain text.
+paint() { # COLOUR LABEL TEXT
+  if [[ -t 1 ]]; then
+    printf '\033[%sm%s\033[0m %s\n' "$1" "$2" "$3"
+  else
+    printf '%s %s\n' "$2" "$3"
+  fi
+}
+say_info() { paint '0;34' INFO: "$*"; }
+say_success() { paint '0;32' SUCCESS: "$*"; }
+say_warn() { paint '1;33' WARNING: "$*" >&2; }
+say_error() { paint '0;31' ERROR: "$*" >&2; }
 
 INSTALL_DIR="$HOST_ROOT/bin"
 
@@ -148,14 +157,15 @@ remove_units() {
     systemctl disable --now "$FIRST_BOOT_UNIT" >/dev/null 2>&1 || true
     remove_unit_file "$UNIT_DIR/$FIRST_BOOT_UNIT"
   fi
-  systemctl stop "$AGENT_UNIT" >/dev/null 2>&1 || true
-  systemctl disable "$AGENT_UNIT" >/dev/null 2>&1 || true
+  # The socket goes before the agent, so no connection starts it again.
   for unit in "${OTHER_UNITS[@]}"; do
     if [[ -e "$UNIT_DIR/$unit" || -L "$UNIT_DIR/$unit" ]]; then
       systemctl disable --now "$unit" >/dev/null 2>&1 || true
       remove_unit_file "$UNIT_DIR/$unit"
     fi
   done
+  systemctl stop "$AGENT_UNIT" >/dev/null 2>&1 || true
+  systemctl disable "$AGENT_UNIT" >/dev/null 2>&1 || true
   remove_unit_file "$UNIT_DIR/$AGENT_UNIT"
   remove_unit_file "$UNIT_DIR/$RECOVERY_UNIT"
   systemctl daemon-reload >/dev/null 2>&1 || true

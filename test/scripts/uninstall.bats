@@ -193,6 +193,8 @@ run_uninstall() {
   run -0 find /etc/systemd/system -name 'aks-flex-node*' -o -name 'unbounded-localdns*'
   [ -z "$output" ]
   grep -qx 'systemctl disable --now aks-flex-node-agent.socket' "$CALLS"
+  # The socket is stopped before the agent, so no connection starts it again.
+  [ "$(grep -n -m1 'agent.socket' "$CALLS" | cut -d: -f1)" -lt "$(grep -n -m1 'stop aks-flex-node-agent.service' "$CALLS" | cut -d: -f1)" ]
 
   installed_layout /opt/unbounded/agent
   install_units aks-flex-node-agent.service
