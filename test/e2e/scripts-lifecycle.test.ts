@@ -145,7 +145,8 @@ describeWithProduct(
             // The agent now owns its binary: a second install must not replace it.
             const again = await runScript(host, 'install.sh');
             expect(again.exitCode, again.stdout).toBe(78);
-            expect(again.stdout).toContain('while the agent service is installed or active');
+            expect(again.stderr).toContain('while the agent service is installed or active');
+            expect(again.stdout).not.toContain('Binary installed');
 
             const uninstall = await runScript(host, 'uninstall.sh', ['--force']);
             expect(uninstall.exitCode, `${round}: ${uninstall.stdout}${uninstall.stderr}`).toBe(0);
