@@ -47,7 +47,7 @@ describe.each(scriptNames)('scripts/%s', (name) => {
   });
 
   it("assigns UPGRADE_LOCK once, the Go releases' lock of the layout", async () => {
-    expect(assignments(await readScript(name), 'UPGRADE_LOCK')).toEqual([hostPaths.upgradeLock]);
+    expect(assignments(await readScript(name), 'UPGRADE_LOCK')).toEqual([hostPaths.goUpgradeLock]);
   });
 
   it('uses exit codes only from the scripts table, each under its own name', async () => {

@@ -44,12 +44,11 @@ export interface HostPaths {
   /** One JSON record per finished operation, so a result outlives the daemon that produced it. */
   readonly operationsDir: string;
   /**
-   * The Go releases' flock, taken by their blue/green switch and by the
-   * install scripts; this release takes it with the activation lock, so the
-   * scripts, a Go release left as last-good and the daemon exclude each other.
-   * Directly under /run, as the Go releases put it.
+   * The Go releases' activation lock, a flock(2) they take for upgrades,
+   * recovery and their scripts. Every holder of {@link activationLock} holds
+   * it too, so a Go release left as last-good is excluded as well.
    */
-  readonly upgradeLock: string;
+  readonly goUpgradeLock: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -75,7 +74,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     legacySeed: at('/usr/local/bin/aks-flex-node'),
     stateDir: at('/var/lib/aks-flex-node'),
     operationsDir: at('/var/lib/aks-flex-node/operations'),
-    upgradeLock: at('/run/aks-flex-node-agent-upgrade.lock'),
+    goUpgradeLock: at('/run/aks-flex-node-agent-upgrade.lock'),
   };
 }
 
