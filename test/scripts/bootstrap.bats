@@ -416,3 +416,20 @@ make_certificate() { # DIR
     }
   done <<<"$read_vars"
 }
+
+@test "scripts#3.2 neither the inline secret nor the signed agent URL is ever on a command line" {
+  # Wrappers record every jq and curl command line, as `ps` would show it to any user.
+  for tool in jq curl; do
+    real=$(command -v "$tool")
+    printf '#!/usr/bin/env bash\necho "%s $*" >>"%s/argv"\nexec %s "$@"\n' "$tool" "$BATS_TEST_TMPDIR" "$real" >"$FAKE_BIN/$tool"
+    chmod +x "$FAKE_BIN/$tool"
+  done
+  run_bootstrap AKS_FLEX_NODE_SP_CLIENT_SECRET=inline-secret-value -- --auth sp --sp-client-id c \
+    --agent-url "file://$archive?sig=signed-url-token"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *signed-url-token* && "$output" != *inline-secret-value* ]]
+  [ "$(cfg .azure.servicePrincipal.clientSecret)" = '"inline-secret-value"' ]
+  grep -q '^curl ' "$BATS_TEST_TMPDIR/argv"
+  grep -q '^jq ' "$BATS_TEST_TMPDIR/argv"
+  run ! grep -e inline-secret-value -e signed-url-token "$BATS_TEST_TMPDIR/argv"
+}
