@@ -23,3 +23,132 @@ exit $status
 FAKE
   chmod +x "$FAKE_BIN/$name"
 }
+
+# ---- A private host for the install-script suites.
+# run.sh already runs bats in a private mount namespace; each test stacks its
+# own mounts on top, so every case starts from a fresh host and none reaches
+# the machine's real /usr/local, /opt, /run, /etc or /var: /usr/local, /opt
+# and /run are empty tmpfs mounts, /etc and /var overlays whose writes land in
+# the test's scratch directory.
+
+HOST_MOUNTS=()
+
+host_mount() { # mount(8) arguments; the last one is the mount point
+  mount "$@"
+  HOST_MOUNTS+=("${*: -1}")
+}
+
+setup_private_host() {
+  local dir
+  if [[ $(id -u) -ne 0 ]] || [[ "$(readlink /proc/self/ns/mnt)" == "$(readlink /proc/1/ns/mnt)" ]]; then
+    skip "needs root in the private mount namespace test/scripts/run.sh makes"
+  fi
+  HOST_SCRATCH="$BATS_TEST_TMPDIR/host"
+  mkdir -p "$HOST_SCRATCH"
+  host_mount -t tmpfs -o mode=0700 tmpfs "$HOST_SCRATCH"
+  for dir in /usr/local /opt /run; do
+    host_mount -t tmpfs -o mode=0755 tmpfs "$dir"
+  done
+  for dir in etc var; do
+    mkdir -p "$HOST_SCRATCH/$dir.upper" "$HOST_SCRATCH/$dir.work"
+    host_mount -t overlay overlay \
+      -o "lowerdir=/$dir,upperdir=$HOST_SCRATCH/$dir.upper,workdir=$HOST_SCRATCH/$dir.work" "/$dir"
+  done
+  # The machine's own agent files, if it has any, are hidden too.
+  rm -rf /etc/aks-flex-node /var/lib/aks-flex-node /var/log/aks-flex-node \
+    /etc/systemd/system/aks-flex-node-* /etc/systemd/system/unbounded-localdns-network.service
+  CALLS="$BATS_TEST_TMPDIR/calls"
+  export CALLS
+}
+
+# Records a background process for teardown to end.
+track_pid() {
+  echo "$1" >>"$BATS_TEST_TMPDIR/pids"
+}
+
+teardown_private_host() {
+  local pid i
+  if [[ -e "$BATS_TEST_TMPDIR/pids" ]]; then
+    while read -r pid; do
+      kill "$pid" 2>/dev/null || true
+      wait "$pid" 2>/dev/null || true
+    done <"$BATS_TEST_TMPDIR/pids"
+  fi
+  for ((i = ${#HOST_MOUNTS[@]} - 1; i >= 0; i--)); do
+    umount "${HOST_MOUNTS[i]}"
+  done
+  HOST_MOUNTS=()
+}
+
+# Makes /usr/local read-only, as on Azure Container Linux.
+readonly_usr_local() {
+  mount -o remount,ro /usr/local
+}
+
+# The host's own /opt/unbounded: mode 0750, staged artifacts.
+stage_opt_unbounded() {
+  install -d -m 0750 /opt/unbounded
+  install -d -m 0700 /opt/unbounded/artifacts
+  echo '{"images":["pause:3.10"]}' >/opt/unbounded/artifacts/manifest.json
+  chmod 0640 /opt/unbounded/artifacts/manifest.json
+  ln -s artifacts/manifest.json /opt/unbounded/current-manifest
+}
+
+# Everything of /opt/unbounded but the agent's own paths: name, type, mode,
+# owner and link text, one line each, then each file's digest.
+opt_unbounded_snapshot() {
+  local prune=(\( -path /opt/unbounded/agent -o -path /opt/unbounded/agent.staging \) -prune -o)
+  find /opt/unbounded "${prune[@]}" -printf '%p %y %m %u:%g %l\n' | sort
+  find /opt/unbounded "${prune[@]}" -type f -exec sha256sum {} + | sort
+}
+
+# The binary the stand-in agents are: records `$0 ARGS` in $CALLS, fails with
+# 23 when an AKS_FLEX_NODE_* variable reached it (the bootstrap settings must
+# be cleared), and answers `preflight --help` only with AGENT_HAS_PREFLIGHT=1.
+# STATUS_<command> (e.g. STATUS_start=5) makes a command fail.
+write_stub_agent() { # PATH [LABEL]
+  cat >"$1" <<STUB
+#!/usr/bin/env bash
+echo "\$0 \$*" >>"$CALLS"
+if env | grep -q '^AKS_FLEX_NODE_'; then echo "stub agent: bootstrap settings leaked" >&2; exit 23; fi
+[[ "\$1 \${2:-}" != "preflight --help" ]] || exit \$(( \${AGENT_HAS_PREFLIGHT:-0} == 1 ? 0 : 2 ))
+status_var="STATUS_\${1//-/_}"
+echo "${2:-stub agent}"
+exit "\${!status_var:-0}"
+STUB
+  chmod 0755 "$1"
+}
+
+# A release archive as the Go releases name it, holding the stub agent, for a
+# file:// URL. Prints the archive's path.
+make_agent_archive() { # [LABEL]
+  local dir="$BATS_TEST_TMPDIR/release" arch
+  arch=$(uname -m)
+  arch=${arch/x86_64/amd64}
+  arch=${arch/aarch64/arm64}
+  mkdir -p "$dir"
+  write_stub_agent "$dir/aks-flex-node-linux-$arch" "${1:-stub agent}"
+  tar -czf "$dir/aks-flex-node-linux-$arch.tar.gz" -C "$dir" "aks-flex-node-linux-$arch"
+  echo "$dir/aks-flex-node-linux-$arch.tar.gz"
+}
+
+# The agent's blue/green layout under ROOT, as the agent leaves it: the binary
+# link to current, current to blue, blue executable.
+make_managed_layout() { # ROOT
+  mkdir -p "$1/bin" "$1/lib/aks-flex-node"
+  write_stub_agent "$1/lib/aks-flex-node/aks-flex-node-blue" "managed blue"
+  ln -sfn "$1/lib/aks-flex-node/aks-flex-node-blue" "$1/lib/aks-flex-node/aks-flex-node-current"
+  ln -sfn "$1/lib/aks-flex-node/aks-flex-node-current" "$1/bin/aks-flex-node"
+}
+
+# A fake systemctl recording its arguments in $CALLS; is-active answers
+# inactive unless AGENT_ACTIVE=1.
+fake_systemctl() {
+  cat >"$FAKE_BIN/systemctl" <<'FAKE'
+#!/usr/bin/env bash
+echo "systemctl $*" >>"$CALLS"
+if [[ "$1" == is-active ]]; then [[ "${AGENT_ACTIVE:-0}" == 1 ]]; exit; fi
+exit 0
+FAKE
+  chmod +x "$FAKE_BIN/systemctl"
+}

@@ -54,3 +54,57 @@ function exitCodeNameFor(code: ErrorCode): ExitCodeName {
     }
   }
 }
+
+/**
+ * Exit codes of scripts/install.sh, bootstrap.sh and uninstall.sh, copied there
+ * as `EXIT_*` constants (a test compares them). They lie outside the CLI's
+ * range on purpose: bootstrap.sh ends with the agent's own status when
+ * preflight or start fails, and a first-boot unit must tell the two apart.
+ * `permanent` codes mean a retry cannot succeed until someone changes the
+ * input or the host (the first-boot unit stops retrying on them); the others
+ * may pass (upstream #383).
+ */
+export const scriptExitCodes = {
+  ok: {
+    code: 0,
+    permanent: false,
+    meaning: 'success, --help, or an uninstall cancelled at the prompt',
+  },
+  failure: {
+    code: 1,
+    permanent: false,
+    meaning: 'a step failed for a reason that may pass; the ERROR line says which',
+  },
+  usage: {
+    code: 64,
+    permanent: true,
+    meaning:
+      'a setting was not understood, conflicts with another, or needs the Azure control plane',
+  },
+  badInput: {
+    code: 65,
+    permanent: true,
+    meaning: 'the base config, an override, a credential file or the agent archive is wrong',
+  },
+  unsupportedHost: {
+    code: 69,
+    permanent: true,
+    meaning:
+      'the host cannot run the agent: unsupported OS or architecture, or a required command is missing',
+  },
+  temporary: {
+    code: 75,
+    permanent: false,
+    meaning: 'a download failed, or an agent activation holds the lock; retry later',
+  },
+  notRoot: { code: 77, permanent: true, meaning: 'the script was not run as root' },
+  refused: {
+    code: 78,
+    permanent: true,
+    meaning:
+      'the host refuses the install: a link at the binary path, or the agent service is installed',
+  },
+} as const;
+
+/** A name from {@link scriptExitCodes}. */
+export type ScriptExitCodeName = keyof typeof scriptExitCodes;

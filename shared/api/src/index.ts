@@ -6,8 +6,8 @@ export {
 export type { ActivationPlan, ActivationResult, ActivationServicePlan } from './activation.js';
 export { createApiClient } from './client.js';
 export type { ApiClient, ApiClientOptions } from './client.js';
-export { exitCodeFor, exitCodes } from './exit-codes.js';
-export type { ExitCodeName } from './exit-codes.js';
+export { exitCodeFor, exitCodes, scriptExitCodes } from './exit-codes.js';
+export type { ExitCodeName, ScriptExitCodeName } from './exit-codes.js';
 export {
   hostRootResponseSchema,
   hostRootStateSchema,

@@ -50,6 +50,12 @@ export interface HostPaths {
    * after the legacy files are gone. uninstall.sh removes it too.
    */
   readonly movingMarker: string;
+  /**
+   * The Go releases' activation lock, a flock(2) they take for upgrades,
+   * recovery and their scripts. Every holder of {@link activationLock} holds
+   * it too, so a Go release left as last-good is excluded as well.
+   */
+  readonly goUpgradeLock: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -76,6 +82,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     stateDir: at('/var/lib/aks-flex-node'),
     operationsDir: at('/var/lib/aks-flex-node/operations'),
     movingMarker: path.join(root, movingMarkerName),
+    goUpgradeLock: at('/run/aks-flex-node-agent-upgrade.lock'),
   };
 }
 

@@ -1,0 +1,160 @@
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { describeWithProduct } from './harness/describe-with-product.js';
+import { repoRoot } from './harness/e2e-paths.js';
+import type { Host } from './harness/index.js';
+import {
+  copyIn,
+  createReleaseDir,
+  productBinary,
+  productUnits,
+  readUnitState,
+  runOrThrow,
+  waitForUnitState,
+  withHost,
+} from './harness/index.js';
+import { formatCommandResult, runProcess } from './harness/run-process.js';
+
+// install.sh, start, uninstall.sh and a rejoin, under real systemd, from a
+// release archive named as the Go releases name it. The agent's reset is not
+// built yet, so uninstall.sh takes its own fallback (upstream #382) when the
+// installed binary does not know the command.
+
+/** The release's architecture as the Go releases and the scripts spell it. */
+const goArch = process.arch === 'arm64' ? 'arm64' : 'amd64';
+const archiveName = `aks-flex-node-linux-${goArch}.tar.gz`;
+const scriptsDir = '/var/tmp/aks-flex-node-scripts';
+
+/** Packs the built product as the one member `aks-flex-node-linux-<arch>`. */
+async function packGoNamedArchive(dir: string): Promise<string> {
+  const stage = path.join(dir, 'stage');
+  const member = `aks-flex-node-linux-${goArch}`;
+  const archive = path.join(dir, archiveName);
+  for (const argv of [
+    ['mkdir', '-p', stage],
+    ['install', '-m', '0755', productBinary, path.join(stage, member)],
+    ['tar', '-C', stage, '--owner=0', '--group=0', '--numeric-owner', '-czf', archive, member],
+  ]) {
+    const result = await runProcess(argv, { timeoutMs: 120_000 });
+    if (result.exitCode !== 0) {
+      throw new Error(formatCommandResult(argv.join(' '), result));
+    }
+  }
+  return archive;
+}
+
+/** The host's own /opt/unbounded: mode 0750 and a staged artifact. */
+const stageParent =
+  'install -d -m 0750 /opt/unbounded && install -d -m 0700 /opt/unbounded/artifacts && ' +
+  'echo \'{"images":["pause:3.10"]}\' >/opt/unbounded/artifacts/manifest.json';
+
+/** /opt/unbounded apart from the agent's own paths: names, types, modes, and file digests. */
+async function parentSnapshot(host: Host): Promise<string> {
+  const prune =
+    '\\( -path /opt/unbounded/agent -o -path /opt/unbounded/agent.staging \\) -prune -o';
+  const result = await runOrThrow(host, [
+    'bash',
+    '-c',
+    `find /opt/unbounded ${prune} -printf '%p %y %m %u\\n' | sort; ` +
+      `find /opt/unbounded ${prune} -type f -exec sha256sum {} + | sort`,
+  ]);
+  return result.stdout;
+}
+
+function runScript(host: Host, script: string, args: readonly string[] = []) {
+  return host.run(
+    [
+      'env',
+      'AKS_FLEX_NODE_VERSION=v0.0.0-e2e',
+      `AKS_FLEX_NODE_DOWNLOAD_URL=file://${scriptsDir}/${archiveName}`,
+      'bash',
+      `${scriptsDir}/${script}`,
+      ...args,
+    ],
+    { timeoutMs: 240_000 },
+  );
+}
+
+/** Paths that must be gone after uninstall, whatever the layout was. */
+const agentPaths = [
+  '/opt/unbounded/agent',
+  '/opt/unbounded/agent.staging',
+  '/usr/local/bin/aks-flex-node',
+  '/usr/local/lib/aks-flex-node',
+  '/usr/local/bin/unbounded-agent-nspawn-lifecycle',
+  '/etc/aks-flex-node',
+  '/var/lib/aks-flex-node',
+  '/var/log/aks-flex-node',
+  '/run/aks-flex-node',
+  ...Object.values(productUnits).map((unit) => `/etc/systemd/system/${unit}`),
+];
+
+async function expectNothingOfTheAgent(host: Host): Promise<void> {
+  const left = await host.run([
+    'bash',
+    '-c',
+    'for p in "$@"; do if [ -e "$p" ] || [ -L "$p" ]; then echo "$p"; fi; done',
+    'left',
+    ...agentPaths,
+  ]);
+  expect(left.stdout.trim().split('\n').filter(Boolean)).toEqual([]);
+  expect((await readUnitState(host, productUnits.agent)).activeState).not.toBe('active');
+}
+
+describeWithProduct(
+  'scripts: install.sh, start, uninstall.sh and a rejoin under real systemd',
+  () => {
+    let releaseDir = '';
+    let archive = '';
+
+    beforeAll(async () => {
+      releaseDir = await createReleaseDir();
+      archive = await packGoNamedArchive(releaseDir);
+    });
+
+    afterAll(async () => {
+      if (releaseDir !== '') {
+        await rm(releaseDir, { recursive: true, force: true });
+      }
+    });
+
+    it.each([
+      ['plain', '/usr/local/bin'],
+      ['acl', '/opt/unbounded/agent/bin'],
+    ] as const)(
+      '%s host: installed into %s, started, refused while running, uninstalled, rejoined',
+      async (variant, installDir) => {
+        await withHost({ variant, name: 'scripts' }, async (host) => {
+          for (const script of ['install.sh', 'uninstall.sh']) {
+            await copyIn(host, path.join(repoRoot, 'scripts', script), `${scriptsDir}/${script}`);
+          }
+          await copyIn(host, archive, `${scriptsDir}/${archiveName}`, 0o644);
+          await runOrThrow(host, ['bash', '-c', stageParent]);
+          const parentBefore = await parentSnapshot(host);
+
+          for (const round of ['install', 'rejoin']) {
+            const install = await runScript(host, 'install.sh');
+            expect(install.exitCode, `${round}: ${install.stdout}${install.stderr}`).toBe(0);
+            await runOrThrow(host, ['test', '-x', `${installDir}/aks-flex-node`]);
+            await runOrThrow(host, [`${installDir}/aks-flex-node`, 'start'], {
+              timeoutMs: 180_000,
+            });
+            await waitForUnitState(host, productUnits.agent, 'active');
+
+            // The agent now owns its binary: a second install must not replace it.
+            const again = await runScript(host, 'install.sh');
+            expect(again.exitCode, again.stdout).toBe(78);
+            expect(again.stderr).toContain('while the agent service is installed or active');
+            expect(again.stdout).not.toContain('Binary installed');
+
+            const uninstall = await runScript(host, 'uninstall.sh', ['--force']);
+            expect(uninstall.exitCode, `${round}: ${uninstall.stdout}${uninstall.stderr}`).toBe(0);
+            await expectNothingOfTheAgent(host);
+            expect(await parentSnapshot(host)).toBe(parentBefore);
+          }
+        });
+      },
+    );
+  },
+);

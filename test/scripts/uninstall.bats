@@ -1,0 +1,252 @@
+#!/usr/bin/env bats
+# scripts/uninstall.sh (spec scripts 4, test cases 8.4), run as root on a
+# private host (see test_helper.bash) with a fake systemctl and stand-in agent
+# binaries that record how they were called. Test names carry the spec case.
+
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+  setup_private_host
+  make_fake_bin
+  fake_systemctl
+  uninstall_sh="${workspace:?}/scripts/uninstall.sh"
+}
+
+teardown() {
+  teardown_private_host
+}
+
+# What the agent's reset leaves under ROOT: bin/aks-flex-node dangling to the
+# current link it removed, and the blue binary (spec 8.4 fixture).
+reset_layout() { # ROOT
+  mkdir -p "$1/bin" "$1/lib/aks-flex-node"
+  write_stub_agent "$1/lib/aks-flex-node/aks-flex-node-blue" "kept blue"
+  ln -sfn "$1/lib/aks-flex-node/aks-flex-node-current" "$1/bin/aks-flex-node"
+}
+
+# Everything a running install has under ROOT: the layout and the helpers.
+installed_layout() { # ROOT
+  make_managed_layout "$1"
+  mkdir -p "$1/libexec"
+  write_stub_agent "$1/bin/unbounded-agent-nspawn-lifecycle" helper
+  write_stub_agent "$1/libexec/unbounded-localdns-network" helper
+  touch "$1/lib/aks-flex-node/aks-flex-node-recovery.sh"
+}
+
+install_units() { # UNIT...
+  local unit
+  mkdir -p /etc/systemd/system
+  for unit in "$@"; do
+    echo "[Unit]" >"/etc/systemd/system/$unit"
+  done
+}
+
+run_uninstall() {
+  run bash "$uninstall_sh" --force
+}
+
+@test "scripts#8.4 uninstall.sh parses, and sourced it assigns the host root and runs nothing" {
+  run -0 bash -n "$uninstall_sh"
+  reset_layout /opt/unbounded/agent
+  run -0 bash -c "source '$uninstall_sh'; echo \"\$HOST_ROOT \$LEGACY_ROOT\""
+  [ "$output" = "/opt/unbounded/agent /usr/local" ]
+  [ -L /opt/unbounded/agent/bin/aks-flex-node ]
+}
+
+@test "scripts#8.4.1 an executable binary under the legacy root is the one found" {
+  reset_layout /opt/unbounded/agent
+  reset_layout /usr/local
+  write_stub_agent /usr/local/lib/aks-flex-node/aks-flex-node-current legacy
+  run -0 bash -c "source '$uninstall_sh'; find_install_dir; echo \"\$INSTALL_DIR\""
+  [ "$output" = /usr/local/bin ]
+  run -0 bash -c "source '$uninstall_sh'; rm /usr/local/lib/aks-flex-node/aks-flex-node-current; find_install_dir; echo \"\$INSTALL_DIR\""
+  [ "$output" = /opt/unbounded/agent/bin ]
+}
+
+@test "scripts#8.4.2 a host-root install: link, layout and the host root go; /opt/unbounded stays" {
+  reset_layout /opt/unbounded/agent
+  mkdir -p /opt/unbounded/agent/libexec
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [ ! -e /opt/unbounded/agent ] && [ ! -L /opt/unbounded/agent ]
+  [ -d /opt/unbounded ]
+  [[ "$output" == *"Removed directory: /opt/unbounded/agent"* ]]
+}
+
+@test "scripts#8.4.3 the host's files in /opt/unbounded (0750) are kept, with its mode" {
+  stage_opt_unbounded
+  before=$(opt_unbounded_snapshot)
+  reset_layout /opt/unbounded/agent
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [ ! -e /opt/unbounded/agent ]
+  [ -f /opt/unbounded/artifacts/manifest.json ]
+  [ "$(stat -c '%a' /opt/unbounded)" = 750 ]
+  [ "$(opt_unbounded_snapshot)" = "$before" ]
+}
+
+@test "scripts#8.4.4 an interrupted move: agent.staging and the .moving marker go, then the host root" {
+  reset_layout /opt/unbounded/agent
+  touch /opt/unbounded/agent/.moving
+  mkdir -p /opt/unbounded/agent.staging/bin
+  write_stub_agent /opt/unbounded/agent.staging/bin/aks-flex-node staged
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [ ! -e /opt/unbounded/agent.staging ] && [ ! -e /opt/unbounded/agent ]
+  [ -d /opt/unbounded ]
+}
+
+@test "scripts#8.4.5 a legacy install: its link and layout go; a host root holding someone else's file is kept" {
+  reset_layout /usr/local
+  mkdir -p /opt/unbounded/agent/bin
+  echo other >/opt/unbounded/agent/bin/someone-else
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [ ! -L /usr/local/bin/aks-flex-node ] && [ ! -e /usr/local/lib/aks-flex-node ]
+  [ -d /usr/local/bin ] && [ -d /usr/local/lib ]
+  [ "$(cat /opt/unbounded/agent/bin/someone-else)" = other ]
+  [[ "$output" == *"Kept /opt/unbounded/agent: it still holds files"* ]]
+}
+
+@test "scripts#8.4.6 a migrated host: files removed through the link, the link removed, the parent kept" {
+  reset_layout /usr/local
+  install -d -m 0755 /opt/unbounded
+  ln -s /usr/local /opt/unbounded/agent
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [ ! -L /opt/unbounded/agent ] && [ ! -e /opt/unbounded/agent ]
+  [ ! -L /usr/local/bin/aks-flex-node ] && [ ! -e /usr/local/lib/aks-flex-node ]
+  [ -d /opt/unbounded ] && [ -d /usr/local/bin ]
+  [[ "$output" == *"Removed link: /opt/unbounded/agent"* ]]
+}
+
+@test "scripts#8.4.7 an operator's link at the host root is kept (and so is one to /usr/local spelled otherwise)" {
+  install -d -m 0755 /opt/unbounded /opt/elsewhere
+  reset_layout /opt/elsewhere
+  echo mine >/opt/elsewhere/operator.conf
+  ln -s /opt/elsewhere /opt/unbounded/agent
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [ "$(readlink /opt/unbounded/agent)" = /opt/elsewhere ]
+  [ ! -L /opt/elsewhere/bin/aks-flex-node ] && [ ! -e /opt/elsewhere/lib/aks-flex-node ]
+  [ "$(cat /opt/elsewhere/operator.conf)" = mine ]
+  rm /opt/unbounded/agent
+  ln -s /usr/local/ /opt/unbounded/agent
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [ "$(readlink /opt/unbounded/agent)" = /usr/local/ ]
+}
+
+@test "scripts#8.4.8 a second run over a clean host succeeds" {
+  installed_layout /opt/unbounded/agent
+  run_uninstall
+  [ "$status" -eq 0 ]
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [ ! -e /opt/unbounded/agent ]
+}
+
+@test "scripts#8.4.9 no binary: the agent, recovery and first-boot units go; the first-boot unit is disabled --now" {
+  install_units aks-flex-node-agent.service aks-flex-node-agent-recovery.service aks-flex-node-bootstrap.service
+  run_uninstall
+  [ "$status" -eq 0 ]
+  for unit in aks-flex-node-agent.service aks-flex-node-agent-recovery.service aks-flex-node-bootstrap.service; do
+    [ ! -e "/etc/systemd/system/$unit" ]
+  done
+  grep -qx 'systemctl disable --now aks-flex-node-bootstrap.service' "$CALLS"
+  grep -qx 'systemctl stop aks-flex-node-agent.service' "$CALLS"
+  grep -qx 'systemctl daemon-reload' "$CALLS"
+  # The first-boot unit is stopped before the agent, as the agent's reset does.
+  [ "$(grep -n -m1 bootstrap "$CALLS" | cut -d: -f1)" -lt "$(grep -n -m1 'stop aks-flex-node-agent' "$CALLS" | cut -d: -f1)" ]
+}
+
+@test "scripts#8.4.10 no binary and no first-boot unit: nothing run or said about it" {
+  install_units aks-flex-node-agent.service aks-flex-node-agent-recovery.service
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [ ! -e /etc/systemd/system/aks-flex-node-agent.service ]
+  [ ! -e /etc/systemd/system/aks-flex-node-agent-recovery.service ]
+  [[ "$output" != *aks-flex-node-bootstrap* ]]
+  run ! grep -q aks-flex-node-bootstrap "$CALLS"
+}
+
+@test "scripts#4.2 an installed binary runs reset non-interactively and the script leaves the units to it" {
+  installed_layout /opt/unbounded/agent
+  install_units aks-flex-node-agent.service
+  run env -u TERM bash "$uninstall_sh" --force
+  [ "$status" -eq 0 ]
+  [ "$(cat "$CALLS")" = "/opt/unbounded/agent/bin/aks-flex-node reset" ]
+  [[ "$output" == *"Reset completed"* ]]
+  [ -e /etc/systemd/system/aks-flex-node-agent.service ] # the stand-in's reset removes nothing
+  [ ! -e /opt/unbounded/agent ]
+}
+
+@test "scripts#4.2 upstream #382: a binary that refuses reset, or cannot run at all, falls back to removing the units" {
+  installed_layout /usr/local
+  install_units aks-flex-node-agent.service aks-flex-node-agent-recovery.service aks-flex-node-agent.socket \
+    aks-flex-node-upgrade-guard.service unbounded-localdns-network.service
+  STATUS_reset=2 run_uninstall
+  [ "$status" -eq 0 ]
+  grep -qx '/usr/local/bin/aks-flex-node reset' "$CALLS"
+  [[ "$output" == *"Reset failed or is not supported"* ]]
+  run -0 find /etc/systemd/system -name 'aks-flex-node*' -o -name 'unbounded-localdns*'
+  [ -z "$output" ]
+  grep -qx 'systemctl disable --now aks-flex-node-agent.socket' "$CALLS"
+  # The socket is stopped before the agent, so no connection starts it again.
+  [ "$(grep -n -m1 'agent.socket' "$CALLS" | cut -d: -f1)" -lt "$(grep -n -m1 'stop aks-flex-node-agent.service' "$CALLS" | cut -d: -f1)" ]
+
+  installed_layout /opt/unbounded/agent
+  install_units aks-flex-node-agent.service
+  mount -o remount,noexec /opt # the binary is there but cannot be executed
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"No AKS Flex Node binary can run here"* ]]
+  [ ! -e /etc/systemd/system/aks-flex-node-agent.service ]
+  [ ! -e /opt/unbounded/agent ]
+}
+
+@test "scripts#4.2 both roots are swept: binaries, layouts, helpers; the config, data, log and run directories" {
+  installed_layout /opt/unbounded/agent
+  installed_layout /usr/local
+  mkdir -p /etc/aks-flex-node/first-boot /etc/aks-flex-node/credentials /var/lib/aks-flex-node /var/log/aks-flex-node /run/aks-flex-node
+  echo '{}' >/etc/aks-flex-node/config.json
+  echo 'sp' >/etc/aks-flex-node/credentials/sp-secret
+  run_uninstall
+  [ "$status" -eq 0 ]
+  for path in /etc/aks-flex-node /var/lib/aks-flex-node /var/log/aks-flex-node /run/aks-flex-node /opt/unbounded/agent \
+    /usr/local/bin/aks-flex-node /usr/local/lib/aks-flex-node /usr/local/bin/unbounded-agent-nspawn-lifecycle \
+    /usr/local/libexec/unbounded-localdns-network; do
+    [ ! -e "$path" ] && [ ! -L "$path" ] || {
+      echo "left behind: $path"
+      return 1
+    }
+  done
+  [ -d /usr/local/bin ] && [ -d /usr/local/libexec ] && [ -d /opt/unbounded ]
+}
+
+@test "scripts#4.1 without --force and without a terminal it stops with 64 and removes nothing" {
+  reset_layout /opt/unbounded/agent
+  run setsid -w bash "$uninstall_sh" </dev/null
+  [ "$status" -eq 64 ]
+  [[ "$output" == *"rerun with --force"* ]]
+  [ -L /opt/unbounded/agent/bin/aks-flex-node ]
+}
+
+@test "scripts#4.1 not run as root: 77, nothing removed" {
+  reset_layout /opt/unbounded/agent
+  run setpriv --reuid 65534 --regid 65534 --clear-groups bash "$uninstall_sh" --force
+  [ "$status" -eq 77 ]
+  [[ "$output" == *"This script must be run as root"* ]]
+  [ -L /opt/unbounded/agent/bin/aks-flex-node ]
+}
+
+@test "scripts#4.2 the Go releases' upgrade lock held: 75, the binaries are kept for a retry" {
+  reset_layout /opt/unbounded/agent
+  bash -c 'exec 8>>/run/aks-flex-node-agent-upgrade.lock; flock -n 8; touch /run/held; exec sleep 300' &
+  track_pid $!
+  while [ ! -e /run/held ]; do sleep 0.05; done
+  run_uninstall
+  [ "$status" -eq 75 ]
+  [ -L /opt/unbounded/agent/bin/aks-flex-node ]
+}
