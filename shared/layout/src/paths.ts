@@ -43,6 +43,20 @@ export interface HostPaths {
   readonly stateDir: string;
   /** One JSON record per finished operation, so a result outlives the daemon that produced it. */
   readonly operationsDir: string;
+  /**
+   * What Ignition writes for the first-boot unit: bootstrap.sh, its settings
+   * and the base config. They can carry a bootstrap token and a signed agent
+   * URL, so the unit removes the whole directory once bootstrap succeeds.
+   */
+  readonly firstBootDir: string;
+  readonly firstBootScript: string;
+  readonly firstBootEnv: string;
+  readonly firstBootBaseConfig: string;
+  /**
+   * A service principal's secret or certificate, provisioned beside the
+   * first-boot files but kept: the agent reads it after bootstrap.
+   */
+  readonly credentialsDir: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -68,6 +82,11 @@ export function hostPathsUnder(prefix: string): HostPaths {
     legacySeed: at('/usr/local/bin/aks-flex-node'),
     stateDir: at('/var/lib/aks-flex-node'),
     operationsDir: at('/var/lib/aks-flex-node/operations'),
+    firstBootDir: path.join(configDir, 'first-boot'),
+    firstBootScript: path.join(configDir, 'first-boot', 'bootstrap.sh'),
+    firstBootEnv: path.join(configDir, 'first-boot', 'bootstrap.env'),
+    firstBootBaseConfig: path.join(configDir, 'first-boot', 'base-config.json'),
+    credentialsDir: path.join(configDir, 'credentials'),
   };
 }
 
