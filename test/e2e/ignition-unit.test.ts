@@ -15,7 +15,7 @@ import {
   withHost,
   writeIgnitionToDisk,
 } from './harness/index.js';
-import { quoteEnvValue, renderFirstBoot } from './harness/first-boot.js';
+import { quoteEnvValue, readUnitProperties, renderFirstBoot } from './harness/first-boot.js';
 
 const unit = unitNames.bootstrap;
 const attempts = '/var/tmp/first-boot-attempts';
@@ -56,20 +56,8 @@ async function withProvisionedHost(
   );
 }
 
-async function unitProperties(host: Host, names: readonly string[]): Promise<Map<string, string>> {
-  const result = await runOrThrow(host, [
-    'systemctl',
-    'show',
-    `--property=${names.join(',')}`,
-    '--',
-    unit,
-  ]);
-  return new Map(
-    result.stdout
-      .trim()
-      .split('\n')
-      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
-  );
+function unitProperties(host: Host, names: readonly string[]): Promise<Map<string, string>> {
+  return readUnitProperties(host, unit, names);
 }
 
 async function readAttemptTimes(host: Host): Promise<number[]> {
@@ -126,9 +114,11 @@ describe('ignition: the first-boot unit under real systemd', () => {
     });
   });
 
+  // bootstrap.sh's badInput and unsupportedHost (shared/api scriptExitCodes), and the agent's usage.
   it.each([
-    ['bad configuration', exitCodes.usage.code],
-    ['an unsupported host', exitCodes.refused.code],
+    ['bad configuration', 65],
+    ['an unsupported host', 69],
+    ['a config the agent refuses', exitCodes.usage.code],
   ])(
     'spec5.3 a permanent failure (%s, exit %i) stops after one attempt and keeps its inputs',
     async (_, code) => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -5,6 +6,9 @@ import path from 'node:path';
 import type { IgnitionConfig } from '../../../scripts/ignition/render-butane.js';
 import { renderButane } from '../../../scripts/ignition/render-butane.js';
 import { repoRoot } from './e2e-paths.js';
+import type { Host } from './host.js';
+import { runOrThrow } from './run-or-throw.js';
+import { formatCommandResult, runProcess } from './run-process.js';
 
 /** The Butane template operators render, and the release's bootstrap.sh it embeds. */
 export const firstBootTemplate = path.join(repoRoot, 'scripts/aks-flex-node-bootstrap.bu');
@@ -48,4 +52,66 @@ export async function renderFirstBoot(files: FirstBootFiles): Promise<IgnitionCo
 export function quoteEnvValue(value: string): string {
   if (!value.includes("'")) return `'${value}'`;
   return `"${value.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+}
+
+/** The Go releases' spelling of the architecture, which bootstrap.sh expects in archive names. */
+export const goArch = process.arch === 'arm64' ? 'arm64' : 'amd64';
+
+/** The release archive's name as bootstrap.sh downloads it (`{{ARCHIVE_NAME}}`). */
+export const goArchiveName = `aks-flex-node-linux-${goArch}.tar.gz`;
+
+/**
+ * Packs an executable as the Go releases name their archive: one regular
+ * file `aks-flex-node-linux-<arch>`, mode 0755, owner 0, no directory entry,
+ * whatever name the build in this checkout gives its own archive.
+ */
+export async function packGoReleaseArchive(dir: string, executable: string): Promise<string> {
+  const member = `aks-flex-node-linux-${goArch}`;
+  const archive = path.join(dir, goArchiveName);
+  const argv = [
+    'tar',
+    '-C',
+    path.dirname(executable),
+    '--owner=0',
+    '--group=0',
+    '--numeric-owner',
+    '--mode=0755',
+    `--transform=s,^${path.basename(executable)}$,${member},`,
+    '-czf',
+    archive,
+    path.basename(executable),
+  ];
+  const result = await runProcess(argv, { timeoutMs: 120_000 });
+  if (result.exitCode !== 0) {
+    throw new Error(`pack ${archive}\n${formatCommandResult(argv.join(' '), result)}`);
+  }
+  return archive;
+}
+
+/** The archive's SHA-256 in hex, for AKS_FLEX_NODE_AGENT_SHA256. */
+export async function sha256File(file: string): Promise<string> {
+  return createHash('sha256')
+    .update(await readFile(file))
+    .digest('hex');
+}
+
+/** Unit properties by name, as `systemctl show` reports them. */
+export async function readUnitProperties(
+  host: Host,
+  unit: string,
+  names: readonly string[],
+): Promise<Map<string, string>> {
+  const result = await runOrThrow(host, [
+    'systemctl',
+    'show',
+    `--property=${names.join(',')}`,
+    '--',
+    unit,
+  ]);
+  return new Map(
+    result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
 }
