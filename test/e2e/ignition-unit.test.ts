@@ -93,6 +93,10 @@ describe('ignition: the first-boot unit under real systemd', () => {
       expect(props.get('TimeoutStartUSec')).toBe('30min');
       expect(props.get('SubState')).toBe('exited');
       expect(props.get('NRestarts')).toBe('0');
+      // systemd's own check of the unit as this host's systemd reads it.
+      const verify = await host.run(['systemd-analyze', 'verify', `/etc/systemd/system/${unit}`]);
+      expect(verify.stdout + verify.stderr).toBe('');
+      expect(verify.exitCode).toBe(0);
     });
   });
 
