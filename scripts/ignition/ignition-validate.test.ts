@@ -168,13 +168,17 @@ describe('the test-side Butane translation', () => {
   });
 
   it('issue11 refuses a local file outside the files directory, as butane does', async () => {
-    const source = (await readFile(templateFile, 'utf8')).replace(
-      'local: bootstrap.env',
-      'local: ../bootstrap.env',
-    );
-    await expect(renderButane(source, dir)).rejects.toThrow(
-      /not found|outside the files directory/,
-    );
+    const outside = path.join(path.dirname(dir), `${path.basename(dir)}-outside.env`);
+    await writeFile(outside, 'AKS_FLEX_NODE_AUTH=msi\n');
+    try {
+      const source = (await readFile(templateFile, 'utf8')).replace(
+        'local: bootstrap.env',
+        `local: ../${path.basename(outside)}`,
+      );
+      await expect(renderButane(source, dir)).rejects.toThrow('is outside the files directory');
+    } finally {
+      await rm(outside, { force: true });
+    }
   });
 
   it('issue11 refuses a missing local file', async () => {
