@@ -3,7 +3,6 @@
 //   dist/aks-flex-node                                   (Node.js SEA, runs with no Node on the host)
 //   dist/aks-flex-node-<version>-linux-<arch>.tar.gz     (single member aks-flex-node-linux-<arch>)
 //   dist/aks-flex-node-<version>-linux-<arch>.tar.gz.sha256
-//   dist/aks-flex-node-bootstrap.{bu,ign}                (scripts/ignition/render-release.ts)
 // Usage: node scripts/build.mjs [--version V] [--out DIR] [--no-archive]
 // Tests build a second version into another directory to upgrade to it.
 import { execFileSync } from 'node:child_process';
@@ -50,6 +49,14 @@ function gitCommit() {
   } catch {
     return 'unknown';
   }
+}
+
+// Writes the release's Ignition assets, dist/aks-flex-node-bootstrap.{bu,ign}
+// (the Butane template and the config rendered from it). The pinned Node.js 24
+// runs the TypeScript renderer directly.
+function writeIgnitionAssets(node) {
+  const renderer = path.join(workspace, 'scripts/ignition/render-release.ts');
+  execFileSync(node, [renderer, '--out', outDir], { stdio: ['ignore', 'inherit', 'inherit'] });
 }
 
 function log(message) {
@@ -154,13 +161,6 @@ function makeArchive(binary) {
   return archive;
 }
 
-// The pinned Node.js 24 runs the TypeScript renderer directly; its output is
-// the release's Butane template and the Ignition config rendered from it.
-function writeIgnitionAssets(node) {
-  const renderer = path.join(workspace, 'scripts/ignition/render-release.ts');
-  execFileSync(node, [renderer, '--out', outDir], { stdio: ['ignore', 'inherit', 'inherit'] });
-}
-
 async function main() {
   const node = pinnedNode();
   rmSync(workDir, { recursive: true, force: true });
@@ -175,12 +175,10 @@ async function main() {
   const staged = path.join(workDir, 'aks-flex-node');
   makeSea(node, script, staged);
   renameSync(staged, binary);
-  if (!flags['no-archive']) {
-    log(`wrote ${makeArchive(binary)}`);
-    writeIgnitionAssets(node);
-  }
+  if (!flags['no-archive']) log(`wrote ${makeArchive(binary)}`);
   rmSync(workDir, { recursive: true, force: true });
   log(`wrote ${binary}`);
+  if (!flags['no-archive']) writeIgnitionAssets(node);
 }
 
 await main();
