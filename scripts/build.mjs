@@ -51,6 +51,14 @@ function gitCommit() {
   }
 }
 
+// Writes the release's Ignition assets, dist/aks-flex-node-bootstrap.{bu,ign}
+// (the Butane template and the config rendered from it). The pinned Node.js 24
+// runs the TypeScript renderer directly.
+function writeIgnitionAssets(node) {
+  const renderer = path.join(workspace, 'scripts/ignition/render-release.ts');
+  execFileSync(node, [renderer, '--out', outDir], { stdio: ['ignore', 'inherit', 'inherit'] });
+}
+
 function log(message) {
   process.stderr.write(`build: ${message}\n`);
 }
@@ -170,6 +178,7 @@ async function main() {
   if (!flags['no-archive']) log(`wrote ${makeArchive(binary)}`);
   rmSync(workDir, { recursive: true, force: true });
   log(`wrote ${binary}`);
+  if (!flags['no-archive']) writeIgnitionAssets(node);
 }
 
 await main();

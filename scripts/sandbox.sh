@@ -11,7 +11,12 @@
 # test/e2e/sandbox.ts with esbuild and runs it, forwarding Ctrl-C and
 # SIGTERM so the harness tears the host down.
 #
-# Usage: scripts/sandbox.sh   (as root)
+# With --ignition it instead boots an Azure Container Linux-like host (read-only
+# /usr) provisioned from scripts/aks-flex-node-bootstrap.bu, rendered with
+# scripts/bootstrap.sh, and shows it joining on first boot and skipping the
+# first-boot unit after a reboot (test/e2e/sandbox-ignition.ts).
+#
+# Usage: scripts/sandbox.sh [--ignition]   (as root)
 set -euo pipefail
 
 readonly script_name="${0##*/}"
@@ -54,9 +59,11 @@ ensure_binary() {
 
 # Node's type stripping runs .ts files but does not map the harness's
 # `./x.js` import specifiers to `./x.ts`, and the root tsconfig keeps them
-# that way for tsc and vitest; a bundle sidesteps both.
+# that way for tsc and vitest; a bundle sidesteps both. The banner gives the
+# CommonJS packages inside the ESM bundle (yaml) the require() they call.
 bundle_sandbox() {
   esbuild "${repo_root}/test/e2e/sandbox.ts" --bundle --platform=node --format=esm \
+    --banner:js="import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);" \
     --log-level=warning --outfile="${work_dir}/sandbox.mjs"
 }
 
@@ -120,6 +127,12 @@ on_exit() {
 }
 
 main() {
+  local ignition=false
+  case "${1:-}" in
+    "") ;;
+    --ignition) ignition=true ;;
+    *) die "unknown argument: $1 (usage: scripts/sandbox.sh [--ignition])" ;;
+  esac
   [[ ${EUID} -eq 0 ]] || die "must run as root: it mounts overlays and boots containers"
   # Run with the workspace's pinned Node.js and tools, also outside `pnpm run`.
   export PATH="${repo_root}/node_modules/.bin:${PATH}"
@@ -135,6 +148,15 @@ main() {
   # would take the forwarded signal and die while Node.js runs on.
   local node_bin
   node_bin="$(node -p process.execPath)"
+  if [[ ${ignition} == true ]]; then
+    [[ -f "${repo_root}/scripts/bootstrap.sh" ]] || die "scripts/bootstrap.sh is missing; --ignition embeds it"
+    AKS_FLEX_NODE_REPO_ROOT="${repo_root}" "${node_bin}" "${work_dir}/sandbox.mjs" \
+      --ignition --work-dir "${work_dir}" &
+    child_pid=$!
+    child_target="${child_pid}"
+    wait_for_child
+    return
+  fi
   build_second_release "${node_bin}"
   AKS_FLEX_NODE_REPO_ROOT="${repo_root}" "${node_bin}" "${work_dir}/sandbox.mjs" \
     --release-dir "${work_dir}/release" --release-version "${second_version}" &

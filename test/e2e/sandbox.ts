@@ -5,10 +5,12 @@
 // step. The harness tears the host down on exit, on Ctrl-C and on SIGTERM.
 //
 // Usage: node sandbox.mjs --release-dir DIR --release-version VERSION
-// (DIR holds the second build's archive, as scripts/build.mjs writes it).
+// (DIR holds the second build's archive, as scripts/build.mjs writes it), or
+// node sandbox.mjs --ignition --work-dir DIR (sandbox-ignition.ts).
 import { parseArgs } from 'node:util';
 import { statusResponseSchema } from '@aks-flex-node/api';
 import type { Host, ReleaseArchive } from './harness/index.js';
+import { runIgnitionSandbox } from './sandbox-ignition.js';
 import {
   copyIn,
   copyReleaseIn,
@@ -122,10 +124,17 @@ async function runSandbox(host: Host, releases: SandboxReleases): Promise<void> 
   await upgradeToBadCandidate(host, releases.badCandidate);
 }
 
+const { values: flags } = parseArgs({
+  options: {
+    'release-dir': { type: 'string' },
+    'release-version': { type: 'string' },
+    ignition: { type: 'boolean', default: false },
+    'work-dir': { type: 'string' },
+  },
+});
+
 async function readReleases(): Promise<SandboxReleases | undefined> {
-  const { values } = parseArgs({
-    options: { 'release-dir': { type: 'string' }, 'release-version': { type: 'string' } },
-  });
+  const values = flags;
   const dir = values['release-dir'];
   const version = values['release-version'];
   if (dir === undefined || version === undefined) return undefined;
@@ -142,12 +151,24 @@ async function main(): Promise<number> {
     process.stderr.write(`sandbox: ${productSkipMessage}\n`);
     return 1;
   }
+  const started = Date.now();
+  if (flags.ignition) {
+    const workDir = flags['work-dir'];
+    if (workDir === undefined) {
+      process.stderr.write('usage: sandbox.mjs --ignition --work-dir DIR\n');
+      return 2;
+    }
+    const code = await runIgnitionSandbox(workDir);
+    print(
+      `\nsandbox: done in ${((Date.now() - started) / 1000).toFixed(0)} s; the host is powered off and removed`,
+    );
+    return code;
+  }
   const releases = await readReleases();
   if (releases === undefined) {
     process.stderr.write('usage: sandbox.mjs --release-dir DIR --release-version VERSION\n');
     return 2;
   }
-  const started = Date.now();
   await withHost({ name: 'sandbox' }, (host) => runSandbox(host, releases));
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
   print(`\nsandbox: done in ${seconds} s; the host is powered off and removed`);

@@ -56,6 +56,20 @@ export interface HostPaths {
    * it too, so a Go release left as last-good is excluded as well.
    */
   readonly goUpgradeLock: string;
+  /**
+   * What Ignition writes for the first-boot unit: bootstrap.sh, its settings
+   * and the base config. They can carry a bootstrap token and a signed agent
+   * URL, so the unit removes the whole directory once bootstrap succeeds.
+   */
+  readonly firstBootDir: string;
+  readonly firstBootScript: string;
+  readonly firstBootEnv: string;
+  readonly firstBootBaseConfig: string;
+  /**
+   * A service principal's secret or certificate, provisioned beside the
+   * first-boot files but kept: the agent reads it after bootstrap.
+   */
+  readonly credentialsDir: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -83,6 +97,11 @@ export function hostPathsUnder(prefix: string): HostPaths {
     operationsDir: at('/var/lib/aks-flex-node/operations'),
     movingMarker: path.join(root, movingMarkerName),
     goUpgradeLock: at('/run/aks-flex-node-agent-upgrade.lock'),
+    firstBootDir: path.join(configDir, 'first-boot'),
+    firstBootScript: path.join(configDir, 'first-boot', 'bootstrap.sh'),
+    firstBootEnv: path.join(configDir, 'first-boot', 'bootstrap.env'),
+    firstBootBaseConfig: path.join(configDir, 'first-boot', 'base-config.json'),
+    credentialsDir: path.join(configDir, 'credentials'),
   };
 }
 

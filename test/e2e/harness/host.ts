@@ -34,6 +34,11 @@ export interface BootHostOptions {
   readonly name?: string;
   /** Deadline for each boot. Default 120 s. */
   readonly bootTimeoutMs?: number;
+  /**
+   * Changes the disk before the first boot, after the variant's changes, as
+   * Ignition does from the initramfs (see `writeIgnitionToDisk`).
+   */
+  readonly provision?: (merged: string) => void | Promise<void>;
 }
 
 /**
@@ -61,6 +66,7 @@ export async function bootHost(options: BootHostOptions = {}): Promise<Host> {
   };
   try {
     prepareVariantDisk(variant, disk.merged);
+    await options.provision?.(disk.merged);
     machine = await bootMachine(disk, bootOptions);
   } catch (err) {
     destroy();

@@ -23,6 +23,7 @@ export { bootHost } from './host.js';
 export type { BootHostOptions, Host } from './host.js';
 export { hostVariants } from './host-variants.js';
 export type { HostVariant } from './host-variants.js';
+export { writeIgnitionToDisk } from './ignition-disk.js';
 export { readJournal } from './journal.js';
 export { layOutFixture } from './lay-out-fixture.js';
 export type { Fixture, FixtureEntry } from './lay-out-fixture.js';
