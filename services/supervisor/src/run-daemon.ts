@@ -1,13 +1,12 @@
 import { realpath } from 'node:fs/promises';
 import type { VersionInfo } from '@aks-flex-node/api';
-import { isActivationLockHeld } from '@aks-flex-node/lock';
+import { holdSingleInstance, isActivationLockHeld } from '@aks-flex-node/lock';
 import type { HostPaths } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
 import { buildApp } from './app.js';
 import type { HostRootService } from './deps.js';
 import { createMutationQueue } from './mutation-queue.js';
 import { listenOn, type ListenTarget } from './socket/listen.js';
-import { holdSingleInstance } from './socket/single-instance.js';
 import { takeSystemdSocket } from './socket/systemd-socket.js';
 import type { ArchiveHandler } from './upgrade/archive-handler.js';
 import { guardLegacySeed } from './upgrade/legacy-seed-guard.js';

@@ -9,3 +9,5 @@ export type {
   ActivationLockOptions,
   RetryWhileBusyOptions,
 } from './activation-lock.js';
+export { holdSingleInstance } from './single-instance.js';
+export type { SingleInstanceGuard } from './single-instance.js';

@@ -6,9 +6,12 @@ import {
 import type { ActivationResult } from '@aks-flex-node/api';
 import { migrateHostRoot, resolveHostRoot } from '@aks-flex-node/hostroot';
 import { hostRootMarkers, type HostPaths } from '@aks-flex-node/layout';
-import { withActivationLock } from '@aks-flex-node/lock';
+import {
+  holdSingleInstance,
+  withActivationLock,
+  type SingleInstanceGuard,
+} from '@aks-flex-node/lock';
 import { AgentError, isAgentError, type Logger } from '@aks-flex-node/log';
-import { holdSingleInstance, type SingleInstanceGuard } from '../socket/single-instance.js';
 import { inspectCandidate } from '../upgrade/inspect-candidate.js';
 import { guardLegacySeed } from '../upgrade/legacy-seed-guard.js';
 import { createFlexActivationService } from './flex-activation-service.js';
