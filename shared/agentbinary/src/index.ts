@@ -17,6 +17,14 @@ export { ensureAgentBinaryLayout, isRegularExecutable } from './ensure-layout.js
 export type { LayoutResult } from './ensure-layout.js';
 export { installHostBinary } from './install-host-binary.js';
 export type { InstallHostBinaryOptions } from './install-host-binary.js';
+export { convergeHostInstall } from './install/converge-host-install.js';
+export type { ConvergeOptions } from './install/converge-host-install.js';
+export {
+  renderServiceAssets,
+  serviceAssetsDiffer,
+  writeServiceAssets,
+} from './install/service-assets.js';
+export type { ServiceAsset } from './install/service-assets.js';
 export { resolveIfPresent } from './resolve-link.js';
 export {
   clearUpgradeSignal,

@@ -1,11 +1,11 @@
 import { realpath } from 'node:fs/promises';
 import path from 'node:path';
+import { convergeHostInstall } from '@aks-flex-node/agentbinary';
 import { readAgentConfig } from '@aks-flex-node/config';
 import { hostPaths } from '@aks-flex-node/layout';
 import { createLogger } from '@aks-flex-node/log';
 import {
   combineUpgradeSources,
-  convergeHostInstall,
   createReleaseArchives,
   createStagedBinaries,
   createHostRootService,

@@ -1,11 +1,11 @@
 import { readFile, realpath, stat } from 'node:fs/promises';
+import { convergeHostInstall } from '@aks-flex-node/agentbinary';
 import { createApiClient, type StatusResponse } from '@aks-flex-node/api';
 import { defaultAgentConfig, readAgentConfig } from '@aks-flex-node/config';
 import { writeFileAtomic } from '@aks-flex-node/fs';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
 import { withActivationLock } from '@aks-flex-node/lock';
 import { AgentError, createLogger, errnoCode, isAgentError, type Logger } from '@aks-flex-node/log';
-import { convergeHostInstall } from '@aks-flex-node/supervisor';
 import { createSystemctl } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { printJson, printLine } from '../output.js';

@@ -1,12 +1,15 @@
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { agentBinaryPathsUnder } from '@aks-flex-node/agentbinary';
+import {
+  agentBinaryPathsUnder,
+  renderServiceAssets,
+  writeServiceAssets,
+} from '@aks-flex-node/agentbinary';
 import type { ActivationServicePlan } from '@aks-flex-node/api';
 import { hostPathsUnder, unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { createSilentLogger } from '@aks-flex-node/log';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { renderServiceAssets, writeServiceAssets } from '../install/service-assets.js';
 import { createFlexActivationService } from './flex-activation-service.js';
 import { fakeServiceHost, type FakeHostScript } from './test-fixtures.js';
 
