@@ -1,7 +1,3 @@
-export { activateHostAgent } from './activation/activate-host-agent.js';
-export type { ActivateHostAgentOptions } from './activation/activate-host-agent.js';
-export { preflightHostAgent } from './activation/preflight-host-agent.js';
-export type { PreflightHostAgentOptions } from './activation/preflight-host-agent.js';
 export { buildApp, bodyLimitBytes } from './app.js';
 export type { BuildAppOptions } from './app.js';
 export type { HostRootService, SupervisorDeps } from './deps.js';
@@ -16,5 +12,4 @@ export type { StagedBinary } from './upgrade/staged-binaries.js';
 export { combineUpgradeSources } from './upgrade/upgrade-sources.js';
 export type { RoutedSource } from './upgrade/upgrade-sources.js';
 export type { ArchiveHandler, DownloadProgress, ParsedSource } from './upgrade/archive-handler.js';
-export { guardLegacySeed } from './upgrade/legacy-seed-guard.js';
 export { startupStabilityMs } from './run-daemon.js';

@@ -1,4 +1,5 @@
 import { realpath } from 'node:fs/promises';
+import { guardLegacySeed } from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { holdSingleInstance, isActivationLockHeld } from '@aks-flex-node/lock';
 import type { HostPaths } from '@aks-flex-node/layout';
@@ -9,7 +10,6 @@ import { createMutationQueue } from './mutation-queue.js';
 import { listenOn, type ListenTarget } from './socket/listen.js';
 import { takeSystemdSocket } from './socket/systemd-socket.js';
 import type { ArchiveHandler } from './upgrade/archive-handler.js';
-import { guardLegacySeed } from './upgrade/legacy-seed-guard.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
 import {
   createSelfExitRestartExecutor,

@@ -1,5 +1,7 @@
-export { activateHostDaemon } from './activation/activate-host-daemon.js';
-export type { ActivateOptions } from './activation/activate-host-daemon.js';
+export { activateCandidate } from './activation/activate-candidate.js';
+export type { ActivateCandidateOptions } from './activation/activate-candidate.js';
+export { preflightCandidate } from './activation/preflight-candidate.js';
+export type { PreflightCandidateOptions } from './activation/preflight-candidate.js';
 export { createFileInspector } from './activation/activation-inspector.js';
 export type {
   ActivationInspector,
@@ -19,11 +21,7 @@ export { installHostBinary } from './install-host-binary.js';
 export type { InstallHostBinaryOptions } from './install-host-binary.js';
 export { convergeHostInstall } from './install/converge-host-install.js';
 export type { ConvergeOptions } from './install/converge-host-install.js';
-export {
-  renderServiceAssets,
-  serviceAssetsDiffer,
-  writeServiceAssets,
-} from './install/service-assets.js';
+export { renderServiceAssets, writeServiceAssets } from './install/service-assets.js';
 export type { ServiceAsset } from './install/service-assets.js';
 export { resolveIfPresent } from './resolve-link.js';
 export {
@@ -33,6 +31,8 @@ export {
   writeUpgradeSignal,
 } from './signal/upgrade-signal-file.js';
 export { candidateSlotFor, isSlot } from './upgrade/candidate-slot.js';
+export { inspectCandidate } from './upgrade/inspect-candidate.js';
+export { guardLegacySeed } from './upgrade/legacy-seed-guard.js';
 export { daemonInstanceId } from './upgrade/instance-id.js';
 export { judgeStartedUpgrade } from './upgrade/judge-started-upgrade.js';
 export type { JudgeOptions, JudgeOutcome } from './upgrade/judge-started-upgrade.js';

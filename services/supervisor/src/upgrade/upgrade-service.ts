@@ -2,6 +2,7 @@ import { realpath } from 'node:fs/promises';
 import {
   agentBinaryPathsUnder,
   daemonInstanceId,
+  inspectCandidate,
   judgeStartedUpgrade,
   readOperationRecord,
   readUpgradeSignal,
@@ -17,7 +18,6 @@ import type { HostPaths } from '@aks-flex-node/layout';
 import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { MutationQueue } from '../mutation-queue.js';
 import type { ArchiveHandler } from './archive-handler.js';
-import { inspectCandidate } from './inspect-candidate.js';
 import { refuseRunningSlot } from './refuse-running-slot.js';
 import type { OperationRegistry } from './operation-registry.js';
 import type { RestartExecutor } from './restart-executor.js';

@@ -1,17 +1,17 @@
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  renderServiceAssets,
-  resolveIfPresent,
-  serviceAssetsDiffer,
-  writeServiceAssets,
-  type ActivationService,
-  type AgentBinaryPaths,
-} from '@aks-flex-node/agentbinary';
 import type { ActivationServicePlan } from '@aks-flex-node/api';
 import { makeIoError } from '@aks-flex-node/fs';
 import { unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { AgentError, errnoCode, messageOf, type Logger } from '@aks-flex-node/log';
+import type { AgentBinaryPaths } from '../agent-binary-paths.js';
+import {
+  renderServiceAssets,
+  serviceAssetsDiffer,
+  writeServiceAssets,
+} from '../install/service-assets.js';
+import { resolveIfPresent } from '../resolve-link.js';
+import type { ActivationService } from './activation-service.js';
 import type { ServiceHost } from './service-host.js';
 import { waitForExecutable } from './wait-for-executable.js';
 
