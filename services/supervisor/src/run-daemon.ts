@@ -1,9 +1,9 @@
-import { realpath } from 'node:fs/promises';
 import { guardLegacySeed } from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { holdSingleInstance, isActivationLockHeld } from '@aks-flex-node/lock';
 import type { HostPaths } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
+import type { Host } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
 import type { HostRootService } from './deps.js';
 import { createMutationQueue } from './mutation-queue.js';
@@ -25,6 +25,7 @@ export const startupStabilityMs = 3_000;
 export interface DaemonOptions {
   paths: HostPaths;
   log: Logger;
+  host: Host;
   version: VersionInfo;
   hostRoot: HostRootService;
   archives: ArchiveHandler;
@@ -43,7 +44,7 @@ export interface DaemonOptions {
  * and close cleanly when told to stop. Resolves with the exit code.
  */
 export async function runDaemon(options: DaemonOptions): Promise<number> {
-  const { log, paths } = options;
+  const { log, paths, host } = options;
   const passedFd = takeSystemdSocket();
   // The guard comes first: a second daemon must refuse before it touches the
   // host or the socket file the first one serves.
@@ -69,7 +70,7 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
       restart,
       archives: options.archives,
       guard: () => guardLegacySeed(paths, log),
-      now: () => new Date(),
+      host,
     });
     const app = await buildApp({
       log,
@@ -82,12 +83,12 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
         queue.isBusy() || (await isActivationLockHeld(paths.activationLock)),
       daemon: {
         pid: process.pid,
-        startedAt: Date.now(),
-        executable: await realpath(process.execPath),
+        startedAt: host.now(),
+        executable: await host.runningExecutable(),
         socket: target.kind,
         socketPath: paths.socket,
       },
-      now: () => Date.now(),
+      now: () => host.now(),
     });
     await app.ready();
     await listenOn(app.server, target);

@@ -2,7 +2,7 @@ import { activateCandidate, snapshotCandidate } from '@aks-flex-node/agentbinary
 import { createApiClient, type ActivationResult, type Operation } from '@aks-flex-node/api';
 import { hostPaths } from '@aks-flex-node/layout';
 import { AgentError, createLogger, isAgentError } from '@aks-flex-node/log';
-import { createSystemctl } from '@aks-flex-node/systemd';
+import { createHost } from '@aks-flex-node/systemd';
 import { printJson, printLine } from '../output.js';
 import { followUpgrade } from '../progress/follow-upgrade.js';
 
@@ -78,7 +78,7 @@ async function activateLocally(candidate: string, snapshot: string): Promise<Act
       paths: hostPaths,
       candidatePath: candidate,
       snapshotPath: snapshot,
-      systemctl: createSystemctl({ log }),
+      host: createHost({ log }),
       log,
       signal: controller.signal,
     });

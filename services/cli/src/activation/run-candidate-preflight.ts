@@ -2,7 +2,7 @@ import { preflightCandidate } from '@aks-flex-node/agentbinary';
 import type { ActivationPlan } from '@aks-flex-node/api';
 import { hostPaths } from '@aks-flex-node/layout';
 import { createSilentLogger } from '@aks-flex-node/log';
-import { createSystemctl } from '@aks-flex-node/systemd';
+import { createHost } from '@aks-flex-node/systemd';
 import { printJson, printLine } from '../output.js';
 
 /**
@@ -15,7 +15,7 @@ export async function runCandidatePreflight(candidate: string, json: boolean): P
   const plan = await preflightCandidate({
     paths: hostPaths,
     candidatePath: candidate,
-    systemctl: createSystemctl({ log }),
+    host: createHost({ log }),
     log,
   });
   if (json) printJson(plan);

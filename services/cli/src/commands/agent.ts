@@ -1,4 +1,3 @@
-import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { convergeHostInstall } from '@aks-flex-node/agentbinary';
 import { readAgentConfig } from '@aks-flex-node/config';
@@ -12,7 +11,7 @@ import {
   runDaemon,
   waitForStopSignal,
 } from '@aks-flex-node/supervisor';
-import { createSystemctl } from '@aks-flex-node/systemd';
+import { createHost } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { versionInfo } from '../build-info.js';
 
@@ -33,11 +32,13 @@ export async function runAgent(args: string[]): Promise<number> {
   // systemd sets INVOCATION_ID for the processes of a unit. Only then does the
   // daemon own the units; started by hand (tests, debugging) it only serves.
   const managedBySystemd = process.env.INVOCATION_ID !== undefined;
-  const systemctl = managedBySystemd ? createSystemctl({ log }) : undefined;
-  const executable = await realpath(process.execPath);
+  const host = createHost({ log });
+  const systemctl = managedBySystemd ? host.systemctl : undefined;
+  const executable = await host.runningExecutable();
   return runDaemon({
     paths: hostPaths,
     log,
+    host,
     version: versionInfo(),
     hostRoot: createHostRootService(hostPaths, log),
     archives: combineUpgradeSources(

@@ -1,4 +1,3 @@
-import { realpath } from 'node:fs/promises';
 import {
   agentBinaryPathsUnder,
   daemonInstanceId,
@@ -16,6 +15,7 @@ import type { AgentUpgradeRequest, Operation, RecoveryResponse } from '@aks-flex
 import { resolveHostRoot } from '@aks-flex-node/hostroot';
 import type { HostPaths } from '@aks-flex-node/layout';
 import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
+import type { Host } from '@aks-flex-node/systemd';
 import type { MutationQueue } from '../mutation-queue.js';
 import type { ArchiveHandler } from './archive-handler.js';
 import { refuseRunningSlot } from './refuse-running-slot.js';
@@ -32,7 +32,7 @@ export interface UpgradeServiceDeps {
   archives: ArchiveHandler;
   /** Runs before anything is written; refuses an upgrade the host must not take (legacy seed). */
   guard: () => Promise<void>;
-  now: () => Date;
+  host: Pick<Host, 'runningExecutable' | 'wallClock'>;
 }
 
 /** AgentUpgrade as the daemon runs it: begin, report, judge at start, recover. */
@@ -47,7 +47,7 @@ export interface UpgradeService {
 
 /** Builds the daemon's {@link UpgradeService}. */
 export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
-  const { log, paths, registry } = deps;
+  const { log, paths, registry, host } = deps;
   const background = new Set<Promise<void>>();
   const binaryPaths = async (): Promise<AgentBinaryPaths> =>
     agentBinaryPathsUnder(await resolveHostRoot(paths));
@@ -68,7 +68,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       log: opLog,
       guard: async () => {
         await deps.guard();
-        await refuseRunningSlot(layout, await realpath(process.execPath));
+        await refuseRunningSlot(layout, await host.runningExecutable());
       },
       fetchArchive: () =>
         deps.archives.fetch(source, (progress) => {
@@ -79,7 +79,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       onPhase: (phase) => {
         registry.update(id, { phase });
       },
-      now: deps.now,
+      now: () => host.wallClock(),
     });
     registry.update(id, {
       phase: 'restarting',
@@ -89,7 +89,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
         fromPath: result.previous,
         toPath: result.candidate,
         toVersion: result.candidateVersion.version,
-        switchedAt: deps.now().toISOString(),
+        switchedAt: host.wallClock().toISOString(),
       },
     });
   };
@@ -133,7 +133,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
           log.error({ err: error, opId: operation.id }, 'AgentUpgrade failed');
           const finished = registry.get(operation.id);
           if (state === 'failed' && finished !== undefined) {
-            await recordResult({ ...finished, finishedAt: deps.now().toISOString() }).catch(
+            await recordResult({ ...finished, finishedAt: host.wallClock().toISOString() }).catch(
               (recordError: unknown) => {
                 log.error(
                   { err: recordError, opId: operation.id },
@@ -167,7 +167,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
     },
     judgeAtStart: async () => {
       const layout = await binaryPaths();
-      const runningExecutable = await realpath(process.execPath);
+      const runningExecutable = await host.runningExecutable();
       return deps.queue.runWhenFree('judging the AgentUpgrade', () =>
         judgeStartedUpgrade({
           paths: layout,
@@ -177,7 +177,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
           log: log.child({ op: 'judge-agent-upgrade' }),
           recordResult,
           scheduleRestart: () => deps.restart.scheduleRestart('roll back to last-good'),
-          now: deps.now,
+          now: () => host.wallClock(),
         }),
       );
     },
@@ -191,7 +191,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
           log.child({ op: 'recover-agent-upgrade' }),
         ),
       );
-      const running = await realpath(process.execPath);
+      const running = await host.runningExecutable();
       if (result.rolledBack && result.current !== running)
         await deps.restart.scheduleRestart('recovered to last-good');
       const response: RecoveryResponse = {

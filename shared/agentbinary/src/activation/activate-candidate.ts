@@ -14,7 +14,7 @@ import { activateInLayout } from './activate-in-layout.js';
 import { createFileInspector } from './activation-inspector.js';
 import { createFlexActivationService } from './flex-activation-service.js';
 import { refuseUnfinishedMove } from './refuse-unfinished-move.js';
-import { createServiceHost, type ServiceHost } from './service-host.js';
+import type { ServiceHost } from './service-host.js';
 
 /** What {@link activateCandidate} needs. */
 export interface ActivateCandidateOptions {
@@ -23,7 +23,7 @@ export interface ActivateCandidateOptions {
   candidatePath: string;
   /** The private snapshot of its bytes: what is installed. */
   snapshotPath: string;
-  systemctl: ServiceHost['systemctl'];
+  host: ServiceHost;
   log: Logger;
   signal?: AbortSignal;
 }
@@ -52,8 +52,12 @@ export async function activateCandidate(
         await refuseUnfinishedMove(paths);
         await guardLegacySeed(paths, log);
         const binaryPaths = agentBinaryPathsUnder(await resolveHostRoot(paths));
-        const host = createServiceHost(options.systemctl);
-        const service = createFlexActivationService({ paths, binaryPaths, host, log });
+        const service = createFlexActivationService({
+          paths,
+          binaryPaths,
+          host: options.host,
+          log,
+        });
         return await activateInLayout({
           layout: binaryPaths,
           candidatePath: options.candidatePath,

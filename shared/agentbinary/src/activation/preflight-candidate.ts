@@ -7,13 +7,13 @@ import { createFileInspector } from './activation-inspector.js';
 import { createFlexActivationService } from './flex-activation-service.js';
 import { planActivation } from './plan-activation.js';
 import { refuseUnfinishedMove } from './refuse-unfinished-move.js';
-import { createServiceHost, type ServiceHost } from './service-host.js';
+import type { ServiceHost } from './service-host.js';
 
 /** What {@link preflightCandidate} needs. */
 export interface PreflightCandidateOptions {
   paths: HostPaths;
   candidatePath: string;
-  systemctl: ServiceHost['systemctl'];
+  host: ServiceHost;
   log: Logger;
 }
 
@@ -31,8 +31,7 @@ export async function preflightCandidate(
   const { paths, log } = options;
   await refuseUnfinishedMove(paths);
   const binaryPaths = agentBinaryPathsUnder(await plannedHostRoot(paths, hostRootMarkers()));
-  const host = createServiceHost(options.systemctl);
-  const service = createFlexActivationService({ paths, binaryPaths, host, log });
+  const service = createFlexActivationService({ paths, binaryPaths, host: options.host, log });
   return planActivation(
     { layout: binaryPaths, candidatePath: options.candidatePath },
     { ...createFileInspector(), servicePlan: () => service.preflight() },
