@@ -1,15 +1,2 @@
-export { buildApp, bodyLimitBytes } from './app.js';
-export type { BuildAppOptions } from './app.js';
-export type { HostRootService, SupervisorDeps } from './deps.js';
-export { createMutationQueue } from './mutation-queue.js';
-export type { MutationQueue } from './mutation-queue.js';
-export { runDaemon, waitForStopSignal } from './run-daemon.js';
-export type { DaemonOptions } from './run-daemon.js';
-export { createHostRootService } from './host-root-service.js';
-export { createReleaseArchives } from './upgrade/release-archives.js';
-export { createStagedBinaries } from './upgrade/staged-binaries.js';
-export type { StagedBinary } from './upgrade/staged-binaries.js';
-export { combineUpgradeSources } from './upgrade/upgrade-sources.js';
-export type { RoutedSource } from './upgrade/upgrade-sources.js';
-export type { ArchiveHandler, DownloadProgress, ParsedSource } from './upgrade/archive-handler.js';
-export { startupStabilityMs } from './run-daemon.js';
+export { runSupervisor } from './main.js';
+export type { SupervisorOptions } from './main.js';

@@ -72,12 +72,7 @@ async function isCandidateRunning(signal: UpgradeSignal, host: Host): Promise<bo
 }
 
 /** Watches until the operation is judged (undefined) or a reason to roll back appears. */
-async function watchCandidate(
-  operationId: string,
-  deadline: number,
-  host: Host,
-  log: Logger,
-) {
+async function watchCandidate(operationId: string, deadline: number, host: Host, log: Logger) {
   const startedAt = host.now();
   for (;;) {
     const signal = await readUpgradeSignal(hostPaths.signalFile);
