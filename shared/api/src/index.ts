@@ -29,6 +29,8 @@ export {
   problemSchema,
 } from './problem.js';
 export type { Problem } from './problem.js';
+export { apiRoutes, requestBodyLimitBytes, requestBodyLimitText, routePath } from './routes.js';
+export type { ApiRoute } from './routes.js';
 export { statusResponseSchema } from './status.js';
 export type { StatusResponse } from './status.js';
 export { capabilities, versionInfoSchema } from './version.js';
