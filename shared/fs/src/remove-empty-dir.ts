@@ -1,6 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import type { Logger } from '@aks-flex-node/log';
-import { isNotFound, makeIoError } from './io-error.js';
+import { isNotFound } from '@aks-flex-node/log';
+import { makeIoError } from './io-error.js';
 import { removeIfExists } from './remove-if-exists.js';
 
 /**

@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
-import { isNotFound, makeIoError, removeIfExists } from '@aks-flex-node/fs';
-import type { Logger } from '@aks-flex-node/log';
+import { makeIoError, removeIfExists } from '@aks-flex-node/fs';
+import { isNotFound, type Logger } from '@aks-flex-node/log';
 import { legacySeedOf, type HostRootPaths } from './host-root-paths.js';
 
 /**

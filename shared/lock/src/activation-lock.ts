@@ -1,7 +1,14 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
-import { AgentError, errnoCode, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
+import {
+  AgentError,
+  errnoCode,
+  isNotFound,
+  isAgentError,
+  messageOf,
+  type Logger,
+} from '@aks-flex-node/log';
 
 /** A held activation lock. `release` is idempotent. */
 export interface ActivationLock {
@@ -115,7 +122,7 @@ export async function isActivationLockHeld(lockPath: string, staleMs = 10_000): 
       stale: staleMs,
     });
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return false;
+    if (isNotFound(error)) return false;
     throw new AgentError('HOST_ROOT_IO', `inspect ${lockPath}: ${messageOf(error)}`, {
       path: lockPath,
       cause: error,

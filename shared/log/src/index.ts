@@ -1,4 +1,4 @@
-export { AgentError, errnoCode, isAgentError, messageOf } from './agent-error.js';
+export { AgentError, errnoCode, isAgentError, isNotFound, messageOf } from './agent-error.js';
 export type { AgentErrorDetails } from './agent-error.js';
 export { allErrorCodes, errorCodes } from './error-codes.js';
 export type { ErrorCode } from './error-codes.js';

@@ -1,11 +1,11 @@
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { convergeHostInstall } from '@aks-flex-node/agentbinary';
 import { createApiClient, type StatusResponse } from '@aks-flex-node/api';
 import { defaultAgentConfig, readAgentConfig } from '@aks-flex-node/config';
-import { writeFileAtomic } from '@aks-flex-node/fs';
+import { exists, writeFileAtomic } from '@aks-flex-node/fs';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
 import { withActivationLock } from '@aks-flex-node/lock';
-import { AgentError, createLogger, errnoCode, isAgentError, type Logger } from '@aks-flex-node/log';
+import { AgentError, createLogger, isAgentError, type Logger } from '@aks-flex-node/log';
 import { createHost, type Host } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { printJson, printLine } from '../output.js';
@@ -79,16 +79,6 @@ async function installConfig(source: string | undefined, log: Logger): Promise<v
   if (source === hostPaths.configFile) return;
   await writeFileAtomic(hostPaths.configFile, await readFile(source), { mode: 0o600 });
   log.info({ path: hostPaths.configFile, from: source }, 'installed the config');
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await stat(file);
-    return true;
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return false;
-    throw error;
-  }
 }
 
 async function statusIfAnswering(

@@ -1,9 +1,8 @@
-import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ActivationServicePlan } from '@aks-flex-node/api';
-import { makeIoError } from '@aks-flex-node/fs';
+import { exists } from '@aks-flex-node/fs';
 import { unitNames, type HostPaths } from '@aks-flex-node/layout';
-import { AgentError, errnoCode, messageOf, type Logger } from '@aks-flex-node/log';
+import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import {
   renderServiceAssets,
@@ -128,14 +127,4 @@ async function refusePendingUpgrade(signalFile: string): Promise<void> {
       hint: 'start the agent so it judges the pending AgentUpgrade (or let the recovery unit finish), then retry',
     },
   );
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await lstat(file);
-    return true;
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return false;
-    throw makeIoError('inspect', file, error);
-  }
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { makeIoError, writeFileAtomic } from '@aks-flex-node/fs';
 import { unitNames, type HostPaths } from '@aks-flex-node/layout';
-import { errnoCode, type Logger } from '@aks-flex-node/log';
+import { isNotFound, type Logger } from '@aks-flex-node/log';
 import {
   recoveryScriptLiterals,
   recoveryScriptTemplate,
@@ -67,7 +67,7 @@ async function currentContent(file: string): Promise<string | undefined> {
   try {
     return await readFile(file, 'utf8');
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return undefined;
+    if (isNotFound(error)) return undefined;
     throw makeIoError('read', file, error);
   }
 }
