@@ -11,3 +11,5 @@ export type {
 } from './activation-lock.js';
 export { holdSingleInstance } from './single-instance.js';
 export type { SingleInstanceGuard } from './single-instance.js';
+export { pollUntil } from './poll-until.js';
+export type { PollClock, PollOptions } from './poll-until.js';

@@ -5,7 +5,8 @@ import {
 } from '@aks-flex-node/agentbinary';
 import type { UpgradeSignal } from '@aks-flex-node/api';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
-import { AgentError, createLogger, messageOf, type Logger } from '@aks-flex-node/log';
+import { pollUntil } from '@aks-flex-node/lock';
+import { AgentError, createLogger, type Logger } from '@aks-flex-node/log';
 import { createHost, type Host } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { withLockWhenFree } from '../lock-when-free.js';
@@ -43,12 +44,7 @@ export async function runGuardAgentUpgrade(args: string[]): Promise<number> {
     { operation: signal.operationName, candidate: signal.candidatePath },
     'watching the upgraded daemon',
   );
-  const reason = await watchCandidate(
-    signal.operationName,
-    host.now() + deadlineSeconds * 1000,
-    host,
-    log,
-  );
+  const reason = await watchCandidate(signal.operationName, deadlineSeconds * 1000, host, log);
   if (reason === undefined) {
     log.info(
       { operation: signal.operationName },
@@ -72,25 +68,40 @@ async function isCandidateRunning(signal: UpgradeSignal, host: Host): Promise<bo
 }
 
 /** Watches until the operation is judged (undefined) or a reason to roll back appears. */
-async function watchCandidate(operationId: string, deadline: number, host: Host, log: Logger) {
+async function watchCandidate(
+  operationId: string,
+  timeoutMs: number,
+  host: Host,
+  log: Logger,
+): Promise<string | undefined> {
   const startedAt = host.now();
-  for (;;) {
-    const signal = await readUpgradeSignal(hostPaths.signalFile);
-    if (signal?.operationName !== operationId || !(await isCandidateRunning(signal, host)))
+  const { reason } = await pollUntil(
+    async () => {
+      const signal = await readUpgradeSignal(hostPaths.signalFile);
+      if (signal?.operationName !== operationId || !(await isCandidateRunning(signal, host)))
+        return { reason: undefined };
+      const state = await host.systemctl.unitState(unitNames.agent).catch((error: unknown) => {
+        log.warn({ err: error }, 'could not read the agent unit state; relying on the deadline');
+        return { activeState: 'unknown', subState: 'unknown' };
+      });
+      // A planned restart passes through deactivating and activating; only a crash shows these.
+      if (state.activeState === 'failed' || state.subState === 'auto-restart') {
+        return {
+          reason: `the upgraded daemon exited (${state.activeState}/${state.subState}) ${seconds(host.now() - startedAt)} after it started`,
+        };
+      }
       return undefined;
-    const state = await host.systemctl.unitState(unitNames.agent).catch((error: unknown) => {
-      log.warn({ err: error }, 'could not read the agent unit state; relying on the deadline');
-      return { activeState: 'unknown', subState: 'unknown' };
-    });
-    // A planned restart passes through deactivating and activating; only a crash shows these.
-    if (state.activeState === 'failed' || state.subState === 'auto-restart') {
-      return `the upgraded daemon exited (${state.activeState}/${state.subState}) ${seconds(host.now() - startedAt)} after it started`;
-    }
-    if (host.now() > deadline) {
-      return `the upgraded daemon did not report itself healthy within ${seconds(deadline - startedAt)} of its start`;
-    }
-    await host.sleep(250);
-  }
+    },
+    {
+      timeoutMs,
+      intervalMs: 250,
+      clock: host,
+      timedOut: () => ({
+        reason: `the upgraded daemon did not report itself healthy within ${seconds(timeoutMs)} of its start`,
+      }),
+    },
+  );
+  return reason;
 }
 
 function seconds(ms: number): string {
@@ -106,10 +117,7 @@ async function rollBack(reason: string, host: Host, log: Logger): Promise<void> 
   );
   // A planned restart still counts toward the start limit; clear it first (best effort: SELinux may deny it).
   await systemctl.resetFailed(unitNames.agent).catch((error: unknown) => {
-    log.warn(
-      { err: messageOf(error) },
-      'could not reset the agent unit failure counter; restarting anyway',
-    );
+    log.warn({ err: error }, 'could not reset the agent unit failure counter; restarting anyway');
   });
   await systemctl.restartNoBlock(unitNames.agent);
   log.warn({ current: result.current }, 'restored the last-good binary and restarted the agent');

@@ -4,7 +4,7 @@ import { createApiClient, type StatusResponse } from '@aks-flex-node/api';
 import { defaultAgentConfig, readAgentConfig } from '@aks-flex-node/config';
 import { exists, writeFileAtomic } from '@aks-flex-node/fs';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
-import { withActivationLock } from '@aks-flex-node/lock';
+import { pollUntil, withActivationLock } from '@aks-flex-node/lock';
 import { AgentError, createLogger, isAgentError, type Logger } from '@aks-flex-node/log';
 import { createHost, type Host } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
@@ -97,11 +97,11 @@ async function waitForDaemon(
   timeoutMs: number,
   host: Pick<Host, 'now' | 'sleep'>,
 ): Promise<StatusResponse> {
-  const deadline = host.now() + timeoutMs;
-  for (;;) {
-    const answer = await statusIfAnswering(status);
-    if (answer !== undefined) return answer;
-    if (host.now() > deadline) {
+  return pollUntil(() => statusIfAnswering(status), {
+    timeoutMs,
+    intervalMs: 500,
+    clock: host,
+    timedOut: () => {
       throw new AgentError(
         'DAEMON_UNREACHABLE',
         `the agent was started but did not answer on ${hostPaths.socket} within ${timeoutMs / 1000}s`,
@@ -110,9 +110,8 @@ async function waitForDaemon(
           hint: 'see why with `systemctl status aks-flex-node-agent` and `journalctl -u aks-flex-node-agent`',
         },
       );
-    }
-    await host.sleep(500);
-  }
+    },
+  });
 }
 
 function report(json: boolean, status: StatusResponse, sentence: string): void {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { ActivationServicePlan } from '@aks-flex-node/api';
 import { exists } from '@aks-flex-node/fs';
 import { unitNames, type HostPaths } from '@aks-flex-node/layout';
-import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
+import { AgentError, type Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import {
   renderServiceAssets,
@@ -87,7 +87,7 @@ async function restartIfActive(
   }
   signal.throwIfAborted();
   await host.systemctl.resetFailed(unitNames.agent).catch((error: unknown) => {
-    log.warn({ err: messageOf(error) }, 'could not reset the agent unit; restarting anyway');
+    log.warn({ err: error }, 'could not reset the agent unit; restarting anyway');
   });
   await host.systemctl.restart(unitNames.agent);
 }
