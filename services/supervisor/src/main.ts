@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { convergeHostInstall, guardLegacySeed } from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { readAgentConfig } from '@aks-flex-node/config';
@@ -57,8 +56,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     registry: operations,
     restart,
     archives: combineUpgradeSources(
-      // Archives are large: they go to the daemon's own state directory, not a tmpfs /tmp.
-      createReleaseArchives(path.join(paths.stateDir, 'downloads')),
+      createReleaseArchives(paths.downloadsDir),
       createStagedBinaries(),
     ),
     guard: () => guardLegacySeed(paths, log),

@@ -43,6 +43,12 @@ export interface HostPaths {
   readonly stateDir: string;
   /** One JSON record per finished operation, so a result outlives the daemon that produced it. */
   readonly operationsDir: string;
+  /**
+   * Release archives while the daemon downloads them (root-only, removed once
+   * extracted): on the state directory's disk, as an archive is too large for
+   * a tmpfs /tmp.
+   */
+  readonly downloadsDir: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -68,6 +74,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     legacySeed: at('/usr/local/bin/aks-flex-node'),
     stateDir: at('/var/lib/aks-flex-node'),
     operationsDir: at('/var/lib/aks-flex-node/operations'),
+    downloadsDir: at('/var/lib/aks-flex-node/downloads'),
   };
 }
 
