@@ -9,7 +9,7 @@ import { removeIfExists } from './remove-if-exists.js';
  * at the name is an operator's and is left alone, and so is a directory
  * holding anything: those files are not the agent's. Both are success.
  */
-export async function removeEmptyDir(log: Logger, dir: string): Promise<void> {
+export async function removeEmptyDir(dir: string, log: Logger): Promise<void> {
   let info;
   try {
     info = await lstat(dir);

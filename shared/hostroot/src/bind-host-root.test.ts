@@ -2,7 +2,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { blueSlotFile, hostPaths, hostPathsUnder } from '@aks-flex-node/layout';
-import type { Logger } from '@aks-flex-node/log';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { bindHostRoot, hostRoot } from './bind-host-root.js';
 import { legacySeedOf } from './host-root-paths.js';
@@ -19,7 +18,7 @@ describe('bindHostRoot', () => {
     const tmp = await mkdtemp(path.join(os.tmpdir(), 'aks-flex-node-bind-'));
     onTestFinished(() => rm(tmp, { recursive: true, force: true }));
     const relabeled: string[] = [];
-    const relabel = (_log: Logger, root: string): Promise<void> => {
+    const relabel = (root: string): Promise<void> => {
       relabeled.push(root);
       return Promise.resolve();
     };

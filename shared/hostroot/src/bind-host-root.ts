@@ -52,12 +52,12 @@ export function bindHostRoot(paths: HostRootPaths, options: BindHostRootOptions 
     state: () => hostRootState(paths),
     resolve: () => resolveHostRoot(paths),
     planned: () => plannedHostRoot(paths, markers),
-    migrate: (log) => migrateHostRoot(log, paths, markers),
-    prepare: (log) => prepareHostRoot(log, paths, hostRootSubdirs(), prepareOptions),
+    migrate: (log) => migrateHostRoot(paths, log, markers),
+    prepare: (log) => prepareHostRoot(paths, log, hostRootSubdirs(), prepareOptions),
     isInstalled: () => isHostRootInstalled(paths),
     isLegacyReleased: () => isLegacyReleased(paths),
-    remove: (log) => removeHostRoot(log, paths),
-    removeLegacySeed: (log) => removeLegacySeed(log, paths),
+    remove: (log) => removeHostRoot(paths, log),
+    removeLegacySeed: (log) => removeLegacySeed(paths, log),
     ownedFiles: () => ownedHostFiles(paths),
   };
 }

@@ -18,7 +18,7 @@ export async function runRecoverAgentUpgrade(args: string[]): Promise<number> {
   const flags = parseCommandArgs('recover-agent-upgrade', args, { message: { type: 'string' } });
   const log = createLogger({ bindings: { role: 'recover-agent-upgrade' } });
   try {
-    await migrateHostRoot(log, hostPaths, hostRootMarkers());
+    await migrateHostRoot(hostPaths, log, hostRootMarkers());
   } catch (error) {
     // Recovery must work whatever state the host root is in.
     log.warn({ err: error }, 'recovering the AgentUpgrade without migrating the host root');

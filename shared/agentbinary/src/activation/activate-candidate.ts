@@ -48,7 +48,7 @@ export async function activateCandidate(
     async () => {
       const releaseGuard = once(await excludeDaemon(paths.socket));
       try {
-        await migrateHostRoot(log, paths, hostRootMarkers());
+        await migrateHostRoot(paths, log, hostRootMarkers());
         await refuseUnfinishedMove(paths);
         await guardLegacySeed(paths, log);
         const binaryPaths = agentBinaryPathsUnder(await resolveHostRoot(paths));

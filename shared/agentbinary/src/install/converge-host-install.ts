@@ -31,11 +31,11 @@ export interface ConvergeOptions {
  */
 export async function convergeHostInstall(options: ConvergeOptions): Promise<AgentBinaryPaths> {
   const { paths, log } = options;
-  await migrateHostRoot(log, paths, hostRootMarkers());
+  await migrateHostRoot(paths, log, hostRootMarkers());
   const binaryPaths = agentBinaryPathsUnder(await resolveHostRoot(paths));
   await installHostBinary(binaryPaths, {
     executable: options.executable,
-    prepare: () => prepareHostRoot(log, paths, hostRootSubdirs()),
+    prepare: () => prepareHostRoot(paths, log, hostRootSubdirs()),
     log,
   });
   await ensureAgentBinaryLayout(binaryPaths, log);

@@ -32,7 +32,7 @@ export async function guardLegacySeed(
     );
   }
   if (!released) return;
-  await removeLegacySeed(log, paths);
+  await removeLegacySeed(paths, log);
   if (await isRegularExecutable(paths.legacySeed)) {
     throw new AgentError(
       'UPGRADE_REFUSED',
