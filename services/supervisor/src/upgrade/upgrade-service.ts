@@ -101,50 +101,44 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
     await deps.restart.scheduleRestart(`AgentUpgrade ${id}`);
   };
 
+  /** Marks an upgrade that failed before the restart (or during it) and records a failure. */
+  const recordFailure = async (id: string, error: unknown) => {
+    const state = registry.get(id)?.state === 'restarting' ? 'restarting' : 'failed';
+    registry.update(id, {
+      state,
+      message: messageOf(error),
+      phase: state === 'failed' ? 'failed' : 'restarting',
+    });
+    log.error({ err: error, opId: id }, 'AgentUpgrade failed');
+    const finished = registry.get(id);
+    if (state === 'failed' && finished !== undefined) {
+      await recordResult({ ...finished, finishedAt: host.wallClock().toISOString() }).catch(
+        (recordError: unknown) => {
+          log.error({ err: recordError, opId: id }, 'could not record the failed AgentUpgrade');
+        },
+      );
+    }
+  };
+
+  /** Runs an accepted upgrade to its end in the background; drain() awaits it. */
+  const runInBackground = (id: string, done: Promise<void>) => {
+    const task = done
+      .then(() => handOver(id))
+      .catch((error: unknown) => recordFailure(id, error))
+      .finally(() => background.delete(task));
+    background.add(task);
+  };
+
   return {
     begin: async (request) => {
       const source = deps.archives.parse(request.source);
-      const pending = await readUpgradeSignal(paths.signalFile);
-      if (pending !== undefined) {
-        throw new AgentError(
-          'ACTIVATION_IN_PROGRESS',
-          `an AgentUpgrade is already pending (${pending.operationName})`,
-          {
-            path: paths.signalFile,
-            hint: 'wait for it to finish (see `aks-flex-node status`), then try again',
-          },
-        );
-      }
+      await refusePendingUpgrade(paths.signalFile);
       const layout = await binaryPaths();
       const operation = registry.create(source.redactedUrl);
       const { done } = await deps.queue.start('an AgentUpgrade', () =>
         runStaged(operation.id, source, layout),
       );
-      const task = done
-        .then(() => handOver(operation.id))
-        .catch(async (error: unknown) => {
-          const state =
-            registry.get(operation.id)?.state === 'restarting' ? 'restarting' : 'failed';
-          registry.update(operation.id, {
-            state,
-            message: messageOf(error),
-            phase: state === 'failed' ? 'failed' : 'restarting',
-          });
-          log.error({ err: error, opId: operation.id }, 'AgentUpgrade failed');
-          const finished = registry.get(operation.id);
-          if (state === 'failed' && finished !== undefined) {
-            await recordResult({ ...finished, finishedAt: host.wallClock().toISOString() }).catch(
-              (recordError: unknown) => {
-                log.error(
-                  { err: recordError, opId: operation.id },
-                  'could not record the failed AgentUpgrade',
-                );
-              },
-            );
-          }
-        })
-        .finally(() => background.delete(task));
-      background.add(task);
+      runInBackground(operation.id, done);
       return operation;
     },
     get: async (id) => {
@@ -153,17 +147,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       const recorded = await readOperationRecord(paths.operationsDir, id);
       if (recorded !== undefined) return recorded;
       if (running !== undefined) return running;
-      const signal = await readUpgradeSignal(paths.signalFile);
-      if (signal?.operationName !== id) return undefined;
-      const inFlight: Operation = {
-        id,
-        kind: 'agent-upgrade',
-        state: 'restarting',
-        phase: 'judging',
-        startedAt: signal.startedAt ?? '',
-      };
-      if (signal.sourceUrl !== undefined) inFlight.sourceUrl = signal.sourceUrl;
-      return inFlight;
+      return describeSignalled(paths.signalFile, id);
     },
     judgeAtStart: async () => {
       const layout = await binaryPaths();
@@ -205,4 +189,36 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       await Promise.allSettled([...background]);
     },
   };
+}
+
+/** Refuses a new upgrade while the signal records one that has not been judged. */
+async function refusePendingUpgrade(signalFile: string): Promise<void> {
+  const pending = await readUpgradeSignal(signalFile);
+  if (pending === undefined) return;
+  throw new AgentError(
+    'ACTIVATION_IN_PROGRESS',
+    `an AgentUpgrade is already pending (${pending.operationName})`,
+    {
+      path: signalFile,
+      hint: 'wait for it to finish (see `aks-flex-node status`), then try again',
+    },
+  );
+}
+
+/**
+ * An operation the daemon before a restart switched to: only the signal
+ * knows it until it is judged, so it reads as restarting, being judged.
+ */
+async function describeSignalled(signalFile: string, id: string): Promise<Operation | undefined> {
+  const signal = await readUpgradeSignal(signalFile);
+  if (signal?.operationName !== id) return undefined;
+  const inFlight: Operation = {
+    id,
+    kind: 'agent-upgrade',
+    state: 'restarting',
+    phase: 'judging',
+    startedAt: signal.startedAt ?? '',
+  };
+  if (signal.sourceUrl !== undefined) inFlight.sourceUrl = signal.sourceUrl;
+  return inFlight;
 }
