@@ -2,6 +2,7 @@ import agentService from './aks-flex-node-agent.service?raw';
 import agentSocket from './aks-flex-node-agent.socket?raw';
 import recoveryService from './aks-flex-node-agent-recovery.service?raw';
 import upgradeGuard from './aks-flex-node-upgrade-guard.service?raw';
+import recoveryScript from './aks-flex-node-recovery.sh?raw';
 
 /**
  * The unit templates, embedded in the executable at build time. `{{name}}`
@@ -12,4 +13,15 @@ export const unitTemplates = {
   'aks-flex-node-agent.socket': agentSocket,
   'aks-flex-node-agent-recovery.service': recoveryService,
   'aks-flex-node-upgrade-guard.service': upgradeGuard,
+} as const;
+
+/**
+ * The recovery shim as shipped. It names the legacy root's paths; the asset
+ * writer replaces these literals with the host root's, so they must appear in
+ * the script exactly as written here (a test pins that).
+ */
+export const recoveryScriptTemplate: string = recoveryScript;
+export const recoveryScriptLiterals = {
+  lastGood: '/usr/local/lib/aks-flex-node/aks-flex-node-last-good',
+  signal: '/etc/aks-flex-node/agent-upgrade-signal.json',
 } as const;

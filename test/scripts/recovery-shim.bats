@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The recovery shim (services/recovery/src/aks-flex-node-recovery.sh), spec
+# The recovery shim (systemd/aks-flex-node-recovery.sh), spec
 # agentbinary 5.3, rendered with a temporary layout as the installer renders it.
 
 bats_require_minimum_version 1.5.0
@@ -28,7 +28,7 @@ setup() {
   shim="$BATS_TEST_TMPDIR/recovery.sh"
   sed -e "s#/usr/local/lib/aks-flex-node/aks-flex-node-last-good#$slot_dir/aks-flex-node-last-good#g" \
     -e "s#/etc/aks-flex-node/agent-upgrade-signal.json#$signal#g" \
-    "${workspace:?}/services/recovery/src/aks-flex-node-recovery.sh" >"$shim"
+    "${workspace:?}/systemd/aks-flex-node-recovery.sh" >"$shim"
   chmod +x "$shim"
 }
 
@@ -44,7 +44,7 @@ BIN
 
 @test "agentbinary#5.3 the shipped script names the literals the installer rewrites" {
   run grep -c -e /usr/local/lib/aks-flex-node/aks-flex-node-last-good -e /etc/aks-flex-node/agent-upgrade-signal.json \
-    "${workspace:?}/services/recovery/src/aks-flex-node-recovery.sh"
+    "${workspace:?}/systemd/aks-flex-node-recovery.sh"
   [ "$status" -eq 0 ]
   [ "$output" -ge 2 ]
 }

@@ -10,8 +10,8 @@ const commands: Record<string, () => Promise<(args: string[]) => Promise<number>
   version: async () => (await import('./commands/version.js')).runVersion,
   'host-root': async () => (await import('./commands/host-root.js')).runHostRoot,
   status: async () => (await import('./commands/status.js')).runStatus,
-  agent: async () => (await import('./commands/agent.js')).runAgent,
-  daemon: async () => (await import('./commands/agent.js')).runAgent,
+  agent: loadSupervisor,
+  daemon: loadSupervisor,
   start: async () => (await import('./commands/start.js')).runStart,
   bootstrap: async () => (await import('./commands/start.js')).runStart,
   'agent-upgrade': async () => (await import('./commands/agent-upgrade.js')).runAgentUpgrade,
@@ -21,6 +21,19 @@ const commands: Record<string, () => Promise<(args: string[]) => Promise<number>
     (await import('./commands/guard-agent-upgrade.js')).runGuardAgentUpgrade,
   help: () => Promise.resolve(runHelp),
 };
+
+/**
+ * The daemon role. This dispatcher is the one place the CLI reaches a
+ * service, and only through its entry: `agent` parses the flags, the
+ * supervisor builds the rest.
+ */
+async function loadSupervisor(): Promise<(args: string[]) => Promise<number>> {
+  const [{ runAgent }, { runSupervisor }] = await Promise.all([
+    import('./commands/agent.js'),
+    import('@aks-flex-node/supervisor'),
+  ]);
+  return (args) => runAgent(args, runSupervisor);
+}
 
 const usage = `usage: aks-flex-node <command> [flags]
 

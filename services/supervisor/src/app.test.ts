@@ -3,9 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { problemSchema, statusResponseSchema, type HostRootResponse } from '@aks-flex-node/api';
+import {
+  problemSchema,
+  requestBodyLimitBytes as bodyLimitBytes,
+  statusResponseSchema,
+  type HostRootResponse,
+} from '@aks-flex-node/api';
 import { createSilentLogger } from '@aks-flex-node/log';
-import { buildApp, bodyLimitBytes } from './app.js';
+import { buildApp } from './app.js';
 import type { SupervisorDeps } from './deps.js';
 import { createMutationQueue } from './mutation-queue.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
@@ -127,6 +132,34 @@ describe('supervisor API', () => {
     expect(problem.code).toBe('INVALID_ARGUMENT');
     expect(problem.detail).toContain('force');
     expect(fake.migrations).toBe(0);
+  });
+
+  it('a route validates its body with its declared schema and names the route', async () => {
+    await build();
+    const response = await app.inject({
+      method: 'POST',
+      url: '/v1/agent-upgrades',
+      payload: { source: { url: 'https://example.test/a.tar.gz', binaryPath: '/x' } },
+    });
+    const problem = expectProblem(response, 400);
+    expect(problem.code).toBe('INVALID_ARGUMENT');
+    expect(problem.detail).toMatch(
+      /^the request body for POST \/v1\/agent-upgrades is not valid: /,
+    );
+    expect(problem.hint).toBe('send only the documented fields (see docs/api.md)');
+  });
+
+  it('a response outside its declared schema is a 500, never sent', async () => {
+    await build({
+      upgrades: {
+        ...unusedUpgrades,
+        get: () => Promise.resolve({ id: 'op-1', surprise: true } as never),
+      },
+    });
+    const response = await app.inject({ method: 'GET', url: '/v1/operations/op-1' });
+    expect(expectProblem(response, 500).code).toBe('INTERNAL');
+    // The problem names what was wrong; the operation itself was not sent.
+    expect(JSON.parse(response.body)).not.toHaveProperty('id');
   });
 
   it('refuses a body over the limit with 413 problem+json and changes nothing', async () => {

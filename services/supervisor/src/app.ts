@@ -5,14 +5,14 @@ import {
   type FastifyInstance,
   type FastifyServerFactory,
 } from 'fastify';
+import { requestBodyLimitBytes } from '@aks-flex-node/api';
 import type { SupervisorDeps } from './deps.js';
 import { handleError } from './error-handler.js';
 import { agentUpgradeRoutes } from './routes/agent-upgrades.js';
 import { hostRootRoutes } from './routes/host-root.js';
+import { operationEventRoutes } from './routes/operation-events.js';
 import { statusRoutes } from './routes/status.js';
-
-/** Request bodies are small JSON documents; archives arrive by URL, never inline. */
-export const bodyLimitBytes = 64 * 1024;
+import { zodSerializerCompiler, zodValidatorCompiler } from './routes/zod-type-provider.js';
 
 /** Options for {@link buildApp} that concern the server, not the routes. */
 export interface BuildAppOptions {
@@ -21,7 +21,8 @@ export interface BuildAppOptions {
 
 /**
  * Builds the API without binding anything, so tests drive it with inject().
- * One plugin per resource; the error handler turns every error into problem+json.
+ * One plugin per resource, each route carrying its schemas; the error handler
+ * turns every error into problem+json.
  */
 export async function buildApp(
   deps: SupervisorDeps,
@@ -31,13 +32,16 @@ export async function buildApp(
   const loggerInstance: FastifyBaseLogger = deps.log;
   const app = fastify({
     loggerInstance,
-    bodyLimit: bodyLimitBytes,
+    bodyLimit: requestBodyLimitBytes,
     // The socket is local and root-only, but a stuck client must not pin a request forever.
     requestTimeout: 120_000,
     // Status polls would flood the journal; refusals and failures are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     ...(options.serverFactory === undefined ? {} : { serverFactory: options.serverFactory }),
   });
+  // Each route declares its body, params and responses as zod schemas.
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(zodSerializerCompiler);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(async (request, reply) =>
     handleError(
@@ -53,5 +57,6 @@ export async function buildApp(
   await app.register(statusRoutes(deps));
   await app.register(hostRootRoutes(deps));
   await app.register(agentUpgradeRoutes(deps));
+  await app.register(operationEventRoutes(deps));
   return app;
 }

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { problemContentType, problemFromError } from '@aks-flex-node/api';
+import { problemContentType, problemFromError, requestBodyLimitText } from '@aks-flex-node/api';
 import { AgentError, type ErrorCode } from '@aks-flex-node/log';
 
 /**
@@ -25,7 +25,7 @@ function fromFastifyError(error: FastifyError): AgentError {
   const status = error.statusCode ?? 500;
   if (status === 413) {
     return new AgentError('REQUEST_TOO_LARGE', `the request body is too large: ${error.message}`, {
-      hint: 'request bodies are limited to 64 KiB; send a URL rather than content',
+      hint: `request bodies are limited to ${requestBodyLimitText}; send a URL rather than content`,
     });
   }
   if (status === 404) {

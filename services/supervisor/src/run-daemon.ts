@@ -1,39 +1,29 @@
-import { realpath } from 'node:fs/promises';
 import type { VersionInfo } from '@aks-flex-node/api';
-import { isActivationLockHeld } from '@aks-flex-node/lock';
 import type { HostPaths } from '@aks-flex-node/layout';
+import { holdSingleInstance } from '@aks-flex-node/lock';
 import type { Logger } from '@aks-flex-node/log';
-import { buildApp } from './app.js';
-import type { HostRootService } from './deps.js';
-import { createMutationQueue } from './mutation-queue.js';
+import type { FastifyInstance } from 'fastify';
+import type { SupervisorDeps } from './deps.js';
 import { listenOn, type ListenTarget } from './socket/listen.js';
-import { holdSingleInstance } from './socket/single-instance.js';
 import { takeSystemdSocket } from './socket/systemd-socket.js';
-import type { ArchiveHandler } from './upgrade/archive-handler.js';
-import { guardLegacySeed } from './upgrade/legacy-seed-guard.js';
-import { createOperationRegistry } from './upgrade/operation-registry.js';
-import {
-  createSelfExitRestartExecutor,
-  createSystemdRestartExecutor,
-  type RestartExecutor,
-} from './upgrade/restart-executor.js';
-import { createUpgradeService } from './upgrade/upgrade-service.js';
+import type { UpgradeService } from './upgrade/upgrade-service.js';
 
 /** How long a started daemon must stay up before it judges a pending upgrade a success. */
 export const startupStabilityMs = 3_000;
 
-/** What {@link runDaemon} needs from its caller. */
+/** What {@link runDaemon} needs from the composition root. */
 export interface DaemonOptions {
-  paths: HostPaths;
+  paths: Pick<HostPaths, 'socket'>;
   log: Logger;
   version: VersionInfo;
-  hostRoot: HostRootService;
-  archives: ArchiveHandler;
-  /** Whether systemd runs this daemon: then restarts go through systemd and a guard watches upgrades. */
-  managedBySystemd: boolean;
+  upgrades: Pick<UpgradeService, 'judgeAtStart' | 'drain'>;
   /** Runs before the socket is served: migrate, seed, service assets. Fatal on error. */
   prepareHost: () => Promise<void>;
-  /** Resolves when the daemon should stop (SIGTERM, SIGINT). */
+  /** Builds the API once the host is prepared, told how this process serves. */
+  buildApp: (
+    daemon: Pick<SupervisorDeps['daemon'], 'pid' | 'socket' | 'socketPath'>,
+  ) => Promise<FastifyInstance>;
+  /** Resolves when the daemon should stop (SIGTERM, SIGINT, or a restart it asked for). */
   stopSignal: Promise<string>;
   stabilityMs?: number;
 }
@@ -44,51 +34,21 @@ export interface DaemonOptions {
  * and close cleanly when told to stop. Resolves with the exit code.
  */
 export async function runDaemon(options: DaemonOptions): Promise<number> {
-  const { log, paths } = options;
+  const { log, paths, upgrades } = options;
   const passedFd = takeSystemdSocket();
   // The guard comes first: a second daemon must refuse before it touches the
   // host or the socket file the first one serves.
   const guard = await holdSingleInstance(paths.socket);
   try {
     await options.prepareHost();
-    let requestStop: (reason: string) => void = () => undefined;
-    const internalStop = new Promise<string>((resolve) => (requestStop = resolve));
-    const restart: RestartExecutor = options.managedBySystemd
-      ? createSystemdRestartExecutor(log)
-      : createSelfExitRestartExecutor(log, requestStop);
     const target: ListenTarget =
       passedFd === undefined
         ? { kind: 'self-bound', socketPath: paths.socket }
         : { kind: 'systemd', fd: passedFd };
-    const queue = createMutationQueue({ lockPath: paths.activationLock, log });
-    const operations = createOperationRegistry();
-    const upgrades = createUpgradeService({
-      paths,
-      log,
-      queue,
-      registry: operations,
-      restart,
-      archives: options.archives,
-      guard: () => guardLegacySeed(paths, log),
-      now: () => new Date(),
-    });
-    const app = await buildApp({
-      log,
-      version: options.version,
-      hostRoot: options.hostRoot,
-      upgrades,
-      operations,
-      runMutation: (purpose, work) => queue.run(purpose, work),
-      isActivationInProgress: async () =>
-        queue.isBusy() || (await isActivationLockHeld(paths.activationLock)),
-      daemon: {
-        pid: process.pid,
-        startedAt: Date.now(),
-        executable: await realpath(process.execPath),
-        socket: target.kind,
-        socketPath: paths.socket,
-      },
-      now: () => Date.now(),
+    const app = await options.buildApp({
+      pid: process.pid,
+      socket: target.kind,
+      socketPath: paths.socket,
     });
     await app.ready();
     await listenOn(app.server, target);
@@ -101,7 +61,7 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
       options.stabilityMs ?? startupStabilityMs,
       log,
     );
-    const signal = await Promise.race([options.stopSignal, internalStop]);
+    const signal = await options.stopSignal;
     log.info({ signal }, 'daemon shutting down');
     judging.cancel();
     // close() waits for requests in flight. A passed socket stays open in systemd,
@@ -112,6 +72,19 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
   } finally {
     await guard.release();
   }
+}
+
+/**
+ * A stop the daemon can ask for itself (a restart when no systemd restarts
+ * it), raced with the external one: whichever comes first stops the daemon.
+ */
+export function createStopRequest(external: Promise<string>): {
+  requested: Promise<string>;
+  request: (reason: string) => void;
+} {
+  let request: (reason: string) => void = () => undefined;
+  const internal = new Promise<string>((resolve) => (request = resolve));
+  return { requested: Promise.race([external, internal]), request };
 }
 
 /**

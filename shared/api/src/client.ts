@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
 import { hostRootResponseSchema, migrateResponseSchema } from './host-root.js';
 import { errorFromProblem, problemSchema } from './problem.js';
+import { apiRoutes, routePath, type ApiRoute } from './routes.js';
 import { statusResponseSchema } from './status.js';
 import {
   operationEventSchema,
@@ -40,22 +41,21 @@ const daemonHint =
  * with the daemon's code and hint. Throws DAEMON_UNREACHABLE when nothing answers.
  */
 export function createApiClient(options: ApiClientOptions): ApiClient {
-  const call = async <T>(method: string, url: string, schema: z.ZodType<T>, body?: unknown) =>
-    schema.parse(await requestJson(options, method, url, body));
+  const call = async <T>(
+    route: ApiRoute,
+    schema: z.ZodType<T>,
+    body?: unknown,
+    params?: Record<string, string>,
+  ) => schema.parse(await requestJson(options, route.method, routePath(route, params), body));
   return {
-    status: () => call('GET', '/v1/status', statusResponseSchema),
-    hostRoot: () => call('GET', '/v1/host-root', hostRootResponseSchema),
-    migrateHostRoot: () => call('POST', '/v1/host-root/migrate', migrateResponseSchema, {}),
-    beginAgentUpgrade: (request) => call('POST', '/v1/agent-upgrades', operationSchema, request),
-    operation: (id) => call('GET', `/v1/operations/${encodeURIComponent(id)}`, operationSchema),
+    status: () => call(apiRoutes.status, statusResponseSchema),
+    hostRoot: () => call(apiRoutes.hostRoot, hostRootResponseSchema),
+    migrateHostRoot: () => call(apiRoutes.migrateHostRoot, migrateResponseSchema, {}),
+    beginAgentUpgrade: (request) => call(apiRoutes.beginAgentUpgrade, operationSchema, request),
+    operation: (id) => call(apiRoutes.operation, operationSchema, undefined, { id }),
     followOperation: (id, onEvent) => followEvents(options, id, onEvent),
     recover: (message) =>
-      call(
-        'POST',
-        '/v1/recovery',
-        recoveryResponseSchema,
-        message === undefined ? {} : { message },
-      ),
+      call(apiRoutes.recover, recoveryResponseSchema, message === undefined ? {} : { message }),
   };
 }
 
@@ -171,10 +171,10 @@ function followEvents(
   id: string,
   onEvent: (event: OperationEvent) => void,
 ): Promise<void> {
-  const url = `/v1/operations/${encodeURIComponent(id)}/events`;
+  const url = routePath(apiRoutes.operationEvents, { id });
   return new Promise((resolve, reject) => {
     const request = http.request(
-      { socketPath: options.socketPath, method: 'GET', path: url },
+      { socketPath: options.socketPath, method: apiRoutes.operationEvents.method, path: url },
       (response) => {
         if ((response.statusCode ?? 0) >= 400) {
           const chunks: Buffer[] = [];

@@ -1,47 +1,26 @@
-export {
-  activationPlanSchema,
-  activationResultSchema,
-  activationServicePlanSchema,
-} from './activation.js';
+export { activationPlanSchema, activationResultSchema } from './activation.js';
 export type { ActivationPlan, ActivationResult, ActivationServicePlan } from './activation.js';
 export { createApiClient } from './client.js';
-export type { ApiClient, ApiClientOptions } from './client.js';
+export type { ApiClient } from './client.js';
 export { exitCodeFor, exitCodes, scriptExitCodes } from './exit-codes.js';
-export type { ExitCodeName, ScriptExitCodeName } from './exit-codes.js';
 export {
   hostRootResponseSchema,
-  hostRootStateSchema,
   hostRootStates,
   migrateRequestSchema,
   migrateResponseSchema,
 } from './host-root.js';
-export type {
-  HostRootResponse,
-  HostRootStateName,
-  MigrateRequest,
-  MigrateResponse,
-} from './host-root.js';
-export { httpStatusFor } from './http-status.js';
-export {
-  errorFromProblem,
-  problemContentType,
-  problemFromError,
-  problemSchema,
-} from './problem.js';
-export type { Problem } from './problem.js';
+export type { HostRootResponse, MigrateResponse } from './host-root.js';
+export { problemContentType, problemFromError, problemSchema } from './problem.js';
+export { apiRoutes, requestBodyLimitBytes, requestBodyLimitText } from './routes.js';
 export { statusResponseSchema } from './status.js';
 export type { StatusResponse } from './status.js';
 export { capabilities, versionInfoSchema } from './version.js';
 export type { VersionInfo } from './version.js';
 export {
   agentUpgradeRequestSchema,
-  archiveSourceSchema,
-  binarySourceSchema,
   isTerminalOperationState,
   operationEventSchema,
   operationSchema,
-  operationStateSchema,
-  operationStates,
   recoveryRequestSchema,
   recoveryResponseSchema,
   upgradeSignalSchema,
@@ -53,7 +32,6 @@ export type {
   Operation,
   OperationEvent,
   OperationState,
-  RecoveryRequest,
   RecoveryResponse,
   UpgradeSignal,
 } from './upgrade.js';

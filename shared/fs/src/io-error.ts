@@ -1,4 +1,4 @@
-import { AgentError, errnoCode, messageOf, type ErrorCode } from '@aks-flex-node/log';
+import { AgentError, messageOf, type ErrorCode } from '@aks-flex-node/log';
 
 /** Optional parts of an {@link makeIoError} message. */
 export interface IoErrorOptions {
@@ -29,14 +29,4 @@ export function makeIoError(
     `${verb} ${subject}: ${messageOf(cause)}`,
     details,
   );
-}
-
-/**
- * Whether an error means "no such file or directory" and nothing else. Go's
- * `ErrNotExist` is ENOENT only; ENOTDIR (a file where a directory should be)
- * is a real error, so a host with a file in the way is never taken as fresh.
- */
-export function isNotFound(error: unknown): boolean {
-  const code = errnoCode(error) ?? errnoCode(error instanceof AgentError ? error.cause : undefined);
-  return code === 'ENOENT';
 }

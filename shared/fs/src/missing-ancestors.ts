@@ -1,6 +1,5 @@
-import { lstat } from 'node:fs/promises';
 import path from 'node:path';
-import { isNotFound, makeIoError } from './io-error.js';
+import { exists } from './exists.js';
 
 /**
  * The directories whose entries change when `dir` is created with its missing
@@ -17,15 +16,5 @@ export async function listDirectoriesToSync(dir: string): Promise<string[]> {
     const parent = path.dirname(current);
     if (parent === current) return chain;
     current = parent;
-  }
-}
-
-async function exists(p: string): Promise<boolean> {
-  try {
-    await lstat(p);
-    return true;
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw makeIoError('inspect', p, error);
   }
 }

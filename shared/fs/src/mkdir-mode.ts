@@ -1,7 +1,8 @@
 import { chmod, lstat, mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentError, errnoCode } from '@aks-flex-node/log';
-import { isNotFound, makeIoError } from './io-error.js';
+import { isNotFound } from '@aks-flex-node/log';
+import { makeIoError } from './io-error.js';
 
 /**
  * Creates `dir` and each missing parent with exactly `mode`, whatever the

@@ -18,7 +18,7 @@ describe('removeEmptyDir (spec hostroot §3.9)', () => {
   it('removes an empty directory', async () => {
     const tmp = await makeTempDir();
     await mkdir(path.join(tmp, 'dir'));
-    await removeEmptyDir(recordingLogger().log, path.join(tmp, 'dir'));
+    await removeEmptyDir(path.join(tmp, 'dir'), recordingLogger().log);
     await expect(lstat(path.join(tmp, 'dir'))).rejects.toThrow(/ENOENT/);
   });
 
@@ -27,7 +27,7 @@ describe('removeEmptyDir (spec hostroot §3.9)', () => {
     await mkdir(path.join(tmp, 'dir'));
     await writeFile(path.join(tmp, 'dir/operator.conf'), '');
     const { log, lines } = recordingLogger();
-    await removeEmptyDir(log, path.join(tmp, 'dir'));
+    await removeEmptyDir(path.join(tmp, 'dir'), log);
     expect((await lstat(path.join(tmp, 'dir/operator.conf'))).isFile()).toBe(true);
     expect(lines.join('')).toContain(
       'keeping a directory that holds files the agent did not install',
@@ -38,16 +38,16 @@ describe('removeEmptyDir (spec hostroot §3.9)', () => {
     const tmp = await makeTempDir();
     await mkdir(path.join(tmp, 'elsewhere'));
     await symlink(path.join(tmp, 'elsewhere'), path.join(tmp, 'dir'));
-    await removeEmptyDir(recordingLogger().log, path.join(tmp, 'dir'));
+    await removeEmptyDir(path.join(tmp, 'dir'), recordingLogger().log);
     expect((await lstat(path.join(tmp, 'dir'))).isSymbolicLink()).toBe(true);
   });
 
   it('succeeds on a missing directory and reports other inspect errors', async () => {
     const tmp = await makeTempDir();
     const { log } = recordingLogger();
-    await expect(removeEmptyDir(log, path.join(tmp, 'missing'))).resolves.toBeUndefined();
+    await expect(removeEmptyDir(path.join(tmp, 'missing'), log)).resolves.toBeUndefined();
     await writeFile(path.join(tmp, 'file'), '');
-    await expect(removeEmptyDir(log, path.join(tmp, 'file/dir'))).rejects.toThrow(
+    await expect(removeEmptyDir(path.join(tmp, 'file/dir'), log)).rejects.toThrow(
       `inspect ${path.join(tmp, 'file/dir')}: ENOTDIR`,
     );
   });

@@ -1,6 +1,7 @@
 import { lstat, readdir } from 'node:fs/promises';
 import type { Logger } from '@aks-flex-node/log';
-import { isNotFound, makeIoError } from './io-error.js';
+import { isNotFound } from '@aks-flex-node/log';
+import { makeIoError } from './io-error.js';
 import { removeIfExists } from './remove-if-exists.js';
 
 /**
@@ -8,7 +9,7 @@ import { removeIfExists } from './remove-if-exists.js';
  * at the name is an operator's and is left alone, and so is a directory
  * holding anything: those files are not the agent's. Both are success.
  */
-export async function removeEmptyDir(log: Logger, dir: string): Promise<void> {
+export async function removeEmptyDir(dir: string, log: Logger): Promise<void> {
   let info;
   try {
     info = await lstat(dir);

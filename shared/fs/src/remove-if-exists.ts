@@ -1,4 +1,5 @@
-import { isNotFound, makeIoError } from './io-error.js';
+import { isNotFound } from '@aks-flex-node/log';
+import { makeIoError } from './io-error.js';
 import { removePath } from './remove-path.js';
 
 /**

@@ -1,5 +1,5 @@
 import { lstat } from 'node:fs/promises';
-import { isNotFound } from './io-error.js';
+import { isNotFound } from '@aks-flex-node/log';
 import { removeIfExists } from './remove-if-exists.js';
 
 /**

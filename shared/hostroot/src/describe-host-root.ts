@@ -30,6 +30,6 @@ export async function migrateAndDescribe(
   log: Logger,
 ): Promise<MigrateResponse> {
   const before = await hostRootState(paths);
-  await migrateHostRoot(log, paths, hostRootMarkers());
+  await migrateHostRoot(paths, log, hostRootMarkers());
   return { before, after: await describeHostRoot(paths) };
 }

@@ -1,5 +1,6 @@
 import { lstat, readlink } from 'node:fs/promises';
-import { isNotFound, makeIoError } from '@aks-flex-node/fs';
+import { makeIoError } from '@aks-flex-node/fs';
+import { isNotFound } from '@aks-flex-node/log';
 import { movingMarkerOf, type HostRootPaths } from './host-root-paths.js';
 
 /**

@@ -1,24 +1,13 @@
 /** The agent's host root: its states, migrate, prepare, resolve, removal and the move. */
-export { isAtOrUnder, isUnder } from './at-or-under.js';
-export { bindHostRoot, hostRoot } from './bind-host-root.js';
-export type { BindHostRootOptions, HostRoot } from './bind-host-root.js';
 export { describeHostRoot, migrateAndDescribe } from './describe-host-root.js';
-export { holdsAnyMarker } from './holds-any-marker.js';
 export type { HostRootPaths } from './host-root-paths.js';
 export { hostRootState, hostRootStates } from './host-root-state.js';
-export type { HostRootState } from './host-root-state.js';
-export { isHostRootInstalled } from './is-host-root-installed.js';
 export { isLegacyReleased } from './is-legacy-released.js';
 export { migrateHostRoot } from './migrate-host-root.js';
-export { ownedHostFiles } from './owned-host-files.js';
 export { plannedHostRoot } from './planned-host-root.js';
 export { prepareHostRoot } from './prepare-host-root.js';
-export type { PrepareHostRootOptions } from './prepare-host-root.js';
-export { removeHostRoot } from './remove-host-root.js';
 export { removeLegacySeed } from './remove-legacy-seed.js';
 export { resolveHostRoot } from './resolve-host-root.js';
-export { restoreLabels } from './restore-labels.js';
-export type { Relabel, RestoreLabelsOptions } from './restore-labels.js';
 export { loadRecordedDigests, recordDigest } from './move/digest-record.js';
 export { systemMoveHost } from './move/move-host.js';
 export type { DaemonMoveEffects, MountProbe, MoveHost } from './move/move-host.js';

@@ -144,7 +144,7 @@ const cases: Record<string, MigrateCase> = {
     setup: legacyBlue,
     state: 'linked',
     check: async (l) => {
-      await migrateHostRoot(log, l.paths, markers);
+      await migrateHostRoot(l.paths, log, markers);
       expect(await hostRootState(l.paths)).toBe('linked');
     },
   },
@@ -170,7 +170,7 @@ async function assertInvariants(l: Layout, legacyBefore: Record<string, string>)
 }
 
 async function expectRefused(l: Layout, refusal: string): Promise<void> {
-  const error: unknown = await migrateHostRoot(log, l.paths, markers).catch((e: unknown) => e);
+  const error: unknown = await migrateHostRoot(l.paths, log, markers).catch((e: unknown) => e);
   expect(error).toMatchObject({ name: 'AgentError', code: 'HOST_ROOT_REFUSED', path: l.root });
   const { message, hint } = error as { message: string; hint: string };
   expect(message).toContain(refusal);
@@ -184,7 +184,7 @@ describe('migrateHostRoot (spec hostroot §3.5; every row runs migrate twice)', 
     const l = await newLayout();
     await row.setup(l);
     const legacyBefore = await snapshotTree(l.legacy);
-    const migrate = (): Promise<void> => migrateHostRoot(log, l.paths, markers);
+    const migrate = (): Promise<void> => migrateHostRoot(l.paths, log, markers);
     for (let run = 1; run <= 2; run++) {
       if (row.refusal !== undefined) await expectRefused(l, row.refusal);
       else if (row.umask !== undefined) await withUmask(row.umask, migrate);
@@ -199,7 +199,7 @@ describe('migrateHostRoot (spec hostroot §3.5; every row runs migrate twice)', 
     const l = await newLayout();
     await rootBlue(l);
     await legacyBlue(l);
-    await expect(migrateHostRoot(log, l.paths, markers)).rejects.toThrow(
+    await expect(migrateHostRoot(l.paths, log, markers)).rejects.toThrow(
       `the agent is installed under both ${l.legacy} and ${l.root}; run \`aks-flex-node reset\`, then install again`,
     );
   });
@@ -208,7 +208,7 @@ describe('migrateHostRoot (spec hostroot §3.5; every row runs migrate twice)', 
     const l = await newLayout();
     await writeFile(path.join(l.tmp, 'opt'), 'file in the way');
     await legacyBlue(l);
-    await expect(migrateHostRoot(log, l.paths, markers)).rejects.toMatchObject({
+    await expect(migrateHostRoot(l.paths, log, markers)).rejects.toMatchObject({
       code: 'HOST_ROOT_IO',
       message: expect.stringContaining(`inspect ${l.root}: ENOTDIR`) as unknown,
     });

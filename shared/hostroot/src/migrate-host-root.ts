@@ -18,16 +18,16 @@ import {
  * call this, so reset still works on a host this refuses.
  */
 export async function migrateHostRoot(
-  log: Logger,
   paths: HostRootPaths,
+  log: Logger,
   markers: readonly string[],
 ): Promise<void> {
   const state = await hostRootState(paths);
   switch (state) {
     case 'absent':
-      return linkToLegacyIfInstalled(log, paths, markers);
+      return linkToLegacyIfInstalled(paths, log, markers);
     case 'linked':
-      return removeDeadLink(log, paths, markers);
+      return removeDeadLink(paths, log, markers);
     case 'other':
       return refuseNonDirectory(paths);
     case 'moving':
@@ -40,8 +40,8 @@ export async function migrateHostRoot(
 }
 
 async function linkToLegacyIfInstalled(
-  log: Logger,
   paths: HostRootPaths,
+  log: Logger,
   markers: readonly string[],
 ): Promise<void> {
   if (!(await holdsAnyMarker(paths.legacy, markers))) return;
@@ -63,8 +63,8 @@ async function linkToLegacyIfInstalled(
  * root, which is read-only on some hosts.
  */
 async function removeDeadLink(
-  log: Logger,
   paths: HostRootPaths,
+  log: Logger,
   markers: readonly string[],
 ): Promise<void> {
   if (await holdsAnyMarker(paths.legacy, markers)) return;

@@ -42,7 +42,7 @@ const cases: Record<string, PlannedCase> = {
   'hostroot#22 a migrated host plans canonical(legacy)': {
     setup: async (l) => {
       await legacyBlue(l);
-      await migrateHostRoot(log, l.paths, markers);
+      await migrateHostRoot(l.paths, log, markers);
     },
     expected: (l) => canonicalPath(l.legacy),
   },
@@ -51,7 +51,7 @@ const cases: Record<string, PlannedCase> = {
     expected: async (l) => path.join(await canonicalPath(l.parent), 'agent'),
     check: async (l, planned) => {
       expect(await hostRootState(l.paths)).toBe('linked');
-      await migrateHostRoot(log, l.paths, markers);
+      await migrateHostRoot(l.paths, log, markers);
       expect(await canonicalPath(l.root)).toBe(planned);
     },
   },

@@ -1,7 +1,6 @@
 import { chmod, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { blueSlotFile } from '@aks-flex-node/layout';
-import type { Logger } from '@aks-flex-node/log';
 import { describe, expect, it } from 'vitest';
 import { migrateHostRoot } from './migrate-host-root.js';
 import { prepareHostRoot } from './prepare-host-root.js';
@@ -57,7 +56,7 @@ const cases: Record<string, PrepareCase> = {
   'hostroot#26 a migrated host is left alone: nothing created under legacy, no relabel': {
     setup: async (l) => {
       await touch(path.join(l.legacy, blueSlotFile), 'blue');
-      await migrateHostRoot(log, l.paths, markers);
+      await migrateHostRoot(l.paths, log, markers);
     },
     subdirs: ['libexec'],
     check: async (l, relabeled) => {
@@ -93,11 +92,11 @@ describe('prepareHostRoot (spec hostroot §3.6)', () => {
     const l = await newLayout();
     await row.setup(l);
     const relabeled: string[] = [];
-    const relabel = (_log: Logger, root: string): Promise<void> => {
+    const relabel = (root: string): Promise<void> => {
       relabeled.push(root);
       return Promise.resolve();
     };
-    const prepare = (): Promise<void> => prepareHostRoot(log, l.paths, row.subdirs, { relabel });
+    const prepare = (): Promise<void> => prepareHostRoot(l.paths, log, row.subdirs, { relabel });
     await (row.umask === undefined ? prepare() : withUmask(row.umask, prepare));
     await row.check(l, relabeled);
   });
@@ -106,11 +105,11 @@ describe('prepareHostRoot (spec hostroot §3.6)', () => {
     const l = await newLayout();
     await touch(l.root, 'stray', 0o644);
     const relabeled: string[] = [];
-    const relabel = (_log: Logger, root: string): Promise<void> => {
+    const relabel = (root: string): Promise<void> => {
       relabeled.push(root);
       return Promise.resolve();
     };
-    await expect(prepareHostRoot(log, l.paths, ['bin'], { relabel })).rejects.toThrow(
+    await expect(prepareHostRoot(l.paths, log, ['bin'], { relabel })).rejects.toThrow(
       `inspect ${path.join(l.root, 'bin')}: ENOTDIR`,
     );
     expect(relabeled).toEqual([]);

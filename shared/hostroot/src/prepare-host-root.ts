@@ -17,8 +17,8 @@ export interface PrepareHostRootOptions {
  * under the root (spec hostroot §3.6). Run after migrate.
  */
 export async function prepareHostRoot(
-  log: Logger,
   paths: HostRootPaths,
+  log: Logger,
   subdirs: readonly string[],
   options: PrepareHostRootOptions = {},
 ): Promise<void> {
@@ -29,7 +29,7 @@ export async function prepareHostRoot(
   // '' stands for the root itself, so it is created even when no subdirs are asked for.
   for (const dir of ['', ...subdirs]) await mkdirMode(path.join(paths.root, dir), 0o755);
   // Only the root: the parent and its labels are the host's.
-  await relabel(log, paths.root);
+  await relabel(paths.root, log);
 }
 
 /** Other lstat errors fall through to mkdirMode, which reports them with its verb. */

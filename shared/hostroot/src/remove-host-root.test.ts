@@ -156,7 +156,7 @@ describe('removeHostRoot (spec hostroot §3.11; every row runs remove twice)', (
     await row.setup(l);
     const parentExisted = (await kindAt(l.parent)) === 'directory';
     for (let run = 1; run <= 2; run++) {
-      await removeHostRoot(log, l.paths);
+      await removeHostRoot(l.paths, log);
       await assertInvariants(l, parentExisted);
     }
     await row.check(l);

@@ -13,7 +13,7 @@ import { hostRootState } from './host-root-state.js';
  * An operator's link, a stray file and anything the agent did not install
  * are kept. The parent is the host's and is never touched.
  */
-export async function removeHostRoot(log: Logger, paths: HostRootPaths): Promise<void> {
+export async function removeHostRoot(paths: HostRootPaths, log: Logger): Promise<void> {
   const staging = stagingOf(paths);
   try {
     // force: absence is fine; a link at that name is unlinked, never followed.
@@ -32,11 +32,11 @@ export async function removeHostRoot(log: Logger, paths: HostRootPaths): Promise
       return removeIfExists(paths.root);
     case 'moving':
     case 'installed':
-      return removeEmptyRoot(log, paths);
+      return removeEmptyRoot(paths, log);
   }
 }
 
-async function removeEmptyRoot(log: Logger, paths: HostRootPaths): Promise<void> {
+async function removeEmptyRoot(paths: HostRootPaths, log: Logger): Promise<void> {
   // The marker alone must not keep an otherwise empty root.
   await removeIfExists(movingMarkerOf(paths));
   // Not in the Go original, whose layout was flat: AKS Flex Node's slots live
@@ -44,7 +44,7 @@ async function removeEmptyRoot(log: Logger, paths: HostRootPaths): Promise<void>
   // and so the root. Deepest first, and only real directories (removeEmptyDir
   // leaves a link alone).
   for (const dir of deepestFirst(agentOnlyDirs()))
-    await removeEmptyDir(log, path.join(paths.root, dir));
+    await removeEmptyDir(path.join(paths.root, dir), log);
   let entries;
   try {
     entries = await readdir(paths.root, { withFileTypes: true });

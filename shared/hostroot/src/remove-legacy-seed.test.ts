@@ -18,7 +18,7 @@ describe('removeLegacySeed (spec hostroot §4.9 RemoveSeed)', () => {
   ])('%s', async (_name, setup, expected) => {
     const l = await newLayout();
     await setup(l);
-    await removeLegacySeed(log, l.paths);
+    await removeLegacySeed(l.paths, log);
     expect(await kindAt(seedOf(l))).toBe(expected);
     expect(await kindAt(path.join(l.legacy, 'bin'))).toBe('directory');
   });
@@ -27,7 +27,7 @@ describe('removeLegacySeed (spec hostroot §4.9 RemoveSeed)', () => {
     const l = await newLayout();
     await touch(path.join(l.tmp, 'usr/local2'), 'file', 0o644);
     const paths = { root: l.root, legacy: path.join(l.tmp, 'usr/local2') };
-    await expect(removeLegacySeed(log, paths)).rejects.toThrow(
+    await expect(removeLegacySeed(paths, log)).rejects.toThrow(
       `inspect ${path.join(paths.legacy, binaryFile)}: ENOTDIR`,
     );
   });

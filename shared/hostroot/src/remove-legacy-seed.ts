@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
-import { isNotFound, makeIoError, removeIfExists } from '@aks-flex-node/fs';
-import type { Logger } from '@aks-flex-node/log';
+import { makeIoError, removeIfExists } from '@aks-flex-node/fs';
+import { isNotFound, type Logger } from '@aks-flex-node/log';
 import { legacySeedOf, type HostRootPaths } from './host-root-paths.js';
 
 /**
@@ -10,7 +10,7 @@ import { legacySeedOf, type HostRootPaths } from './host-root-paths.js';
  * that name is an earlier release's compatibility link or an operator's, and
  * is kept; a missing seed is fine.
  */
-export async function removeLegacySeed(log: Logger, paths: HostRootPaths): Promise<void> {
+export async function removeLegacySeed(paths: HostRootPaths, log: Logger): Promise<void> {
   const seed = legacySeedOf(paths);
   let info;
   try {

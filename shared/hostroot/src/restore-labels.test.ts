@@ -18,7 +18,7 @@ describe('restoreLabels (spec hostroot §3.10)', () => {
   it('does nothing, silently, where restorecon is not on PATH', async () => {
     const l = await newLayout();
     const { log, lines } = recordingLogger();
-    await restoreLabels(log, l.root, { searchPath: path.join(l.tmp, 'empty-bin') });
+    await restoreLabels(l.root, log, { searchPath: path.join(l.tmp, 'empty-bin') });
     expect(lines).toEqual([]);
   });
 
@@ -27,7 +27,7 @@ describe('restoreLabels (spec hostroot §3.10)', () => {
     const bin = path.join(l.tmp, 'fake-bin');
     const record = path.join(l.tmp, 'restorecon-args');
     await touch(path.join(bin, 'restorecon'), `#!/bin/sh\necho "$@" > '${record}'\n`);
-    await restoreLabels(recordingLogger().log, l.root, { searchPath: `relative:${bin}` });
+    await restoreLabels(l.root, recordingLogger().log, { searchPath: `relative:${bin}` });
     expect(await readFile(record, 'utf8')).toBe(`-R ${l.root}\n`);
   });
 
@@ -39,7 +39,7 @@ describe('restoreLabels (spec hostroot §3.10)', () => {
       '#!/bin/sh\necho "SELinux: policy not loaded" >&2\nexit 1\n',
     );
     const { log, lines } = recordingLogger();
-    await expect(restoreLabels(log, l.root, { searchPath: bin })).resolves.toBeUndefined();
+    await expect(restoreLabels(l.root, log, { searchPath: bin })).resolves.toBeUndefined();
     const warning = JSON.parse(lines.join('')) as {
       level: number;
       msg: string;

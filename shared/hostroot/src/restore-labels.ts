@@ -6,7 +6,7 @@ import { findOnPath } from './find-on-path.js';
 const execFileAsync = promisify(execFile);
 
 /** Restores SELinux labels under a root; injectable so tests record the root. */
-export type Relabel = (log: Logger, root: string) => Promise<void>;
+export type Relabel = (root: string, log: Logger) => Promise<void>;
 
 /** Options for {@link restoreLabels}. */
 export interface RestoreLabelsOptions {
@@ -24,8 +24,8 @@ export interface RestoreLabelsOptions {
  * denial.
  */
 export async function restoreLabels(
-  log: Logger,
   root: string,
+  log: Logger,
   options: RestoreLabelsOptions = {},
 ): Promise<void> {
   const restorecon = await findOnPath('restorecon', options.searchPath ?? process.env.PATH ?? '');

@@ -116,7 +116,7 @@ export async function legacyHost(): Promise<Layout> {
   await link(at(lastGoodLinkFile), at(blueSlotFile));
   await link(at(binaryFile), at(currentLinkFile));
   await touch(at('bin/other-tool'), 'other');
-  await migrateHostRoot(log, layout.paths, markers);
+  await migrateHostRoot(layout.paths, log, markers);
   return layout;
 }
 

@@ -1,7 +1,6 @@
 export {
   agentOnlyDirs,
   binaryFile,
-  binaryName,
   blueSlotFile,
   currentLinkFile,
   greenSlotFile,

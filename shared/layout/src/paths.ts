@@ -70,6 +70,12 @@ export interface HostPaths {
    * first-boot files but kept: the agent reads it after bootstrap.
    */
   readonly credentialsDir: string;
+  /**
+   * Release archives while the daemon downloads them (root-only, removed once
+   * extracted): on the state directory's disk, as an archive is too large for
+   * a tmpfs /tmp.
+   */
+  readonly downloadsDir: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -102,6 +108,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     firstBootEnv: path.join(configDir, 'first-boot', 'bootstrap.env'),
     firstBootBaseConfig: path.join(configDir, 'first-boot', 'base-config.json'),
     credentialsDir: path.join(configDir, 'credentials'),
+    downloadsDir: at('/var/lib/aks-flex-node/downloads'),
   };
 }
 

@@ -1,7 +1,15 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
-import { AgentError, errnoCode, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
+import { pollUntil } from './poll-until.js';
+import {
+  AgentError,
+  errnoCode,
+  isNotFound,
+  isAgentError,
+  messageOf,
+  type Logger,
+} from '@aks-flex-node/log';
 
 /** A held activation lock. `release` is idempotent. */
 export interface ActivationLock {
@@ -115,7 +123,7 @@ export async function isActivationLockHeld(lockPath: string, staleMs = 10_000): 
       stale: staleMs,
     });
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return false;
+    if (isNotFound(error)) return false;
     throw new AgentError('HOST_ROOT_IO', `inspect ${lockPath}: ${messageOf(error)}`, {
       path: lockPath,
       cause: error,
@@ -143,14 +151,35 @@ export async function retryWhileActivationBusy<T>(
   attempt: () => Promise<T>,
   options: RetryWhileBusyOptions,
 ): Promise<T> {
-  const deadline = Date.now() + options.timeoutMs;
-  for (;;) {
-    try {
-      return await attempt();
-    } catch (error) {
-      if (!isAgentError(error, 'ACTIVATION_IN_PROGRESS') || Date.now() > deadline) throw error;
-      options.log.info({ purpose: options.purpose }, 'the activation lock is busy; trying again');
-      await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
-    }
-  }
+  let refusal: unknown;
+  const done = await pollUntil(
+    async () => {
+      try {
+        return { value: await attempt() };
+      } catch (error) {
+        if (!isAgentError(error, 'ACTIVATION_IN_PROGRESS')) throw error;
+        refusal = error;
+        return undefined;
+      }
+    },
+    {
+      timeoutMs: options.timeoutMs,
+      intervalMs: options.intervalMs,
+      timedOut: () => {
+        throw refusal;
+      },
+      // Announced as it waits, so the refusal that stands is not logged as a retry.
+      clock: {
+        now: () => Date.now(),
+        sleep: async (ms) => {
+          options.log.info(
+            { purpose: options.purpose },
+            'the activation lock is busy; trying again',
+          );
+          await new Promise((resolve) => setTimeout(resolve, ms));
+        },
+      },
+    },
+  );
+  return done.value;
 }

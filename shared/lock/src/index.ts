@@ -4,8 +4,6 @@ export {
   retryWhileActivationBusy,
   withActivationLock,
 } from './activation-lock.js';
-export type {
-  ActivationLock,
-  ActivationLockOptions,
-  RetryWhileBusyOptions,
-} from './activation-lock.js';
+export { holdSingleInstance } from './single-instance.js';
+export type { SingleInstanceGuard } from './single-instance.js';
+export { pollUntil } from './poll-until.js';

@@ -43,6 +43,16 @@ export function errnoCode(error: unknown): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether an error means "no such file or directory" and nothing else. Go's
+ * `ErrNotExist` is ENOENT only; ENOTDIR (a file where a directory should be)
+ * is a real error, so a host with a file in the way is never taken as fresh.
+ */
+export function isNotFound(error: unknown): boolean {
+  const code = errnoCode(error) ?? errnoCode(error instanceof AgentError ? error.cause : undefined);
+  return code === 'ENOENT';
+}
+
 /** The message of any thrown value, for composing "verb path: cause" messages. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

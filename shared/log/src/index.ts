@@ -1,6 +1,5 @@
-export { AgentError, errnoCode, isAgentError, messageOf } from './agent-error.js';
-export type { AgentErrorDetails } from './agent-error.js';
-export { allErrorCodes, errorCodes } from './error-codes.js';
+export { AgentError, errnoCode, isAgentError, isNotFound, messageOf } from './agent-error.js';
+export { allErrorCodes } from './error-codes.js';
 export type { ErrorCode } from './error-codes.js';
 export { createLogger, createSilentLogger } from './logger.js';
-export type { Logger, LoggerOptions } from './logger.js';
+export type { Logger } from './logger.js';

@@ -48,12 +48,12 @@ export async function runAgentUpgrade(args: string[]): Promise<number> {
     }
     // Loaded only here: direct activation brings the daemon's libraries, and --url does not need them.
     case 'preflight': {
-      const { preflightCandidate } = await import('../activation/preflight-candidate.js');
-      return preflightCandidate(request.candidate, flags.json);
+      const { runCandidatePreflight } = await import('../activation/run-candidate-preflight.js');
+      return runCandidatePreflight(request.candidate, flags.json);
     }
     case 'candidate': {
-      const { activateCandidate } = await import('../activation/activate-candidate.js');
-      return activateCandidate(request.candidate, { json: flags.json, timeoutMs });
+      const { runCandidateActivation } = await import('../activation/run-candidate-activation.js');
+      return runCandidateActivation(request.candidate, { json: flags.json, timeoutMs });
     }
     default: {
       const unknown: never = request;

@@ -5,11 +5,12 @@ import {
 } from '@aks-flex-node/agentbinary';
 import type { UpgradeSignal } from '@aks-flex-node/api';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
-import { AgentError, createLogger, messageOf, type Logger } from '@aks-flex-node/log';
-import { createSystemctl, type Systemctl } from '@aks-flex-node/systemd';
+import { pollUntil } from '@aks-flex-node/lock';
+import { AgentError, createLogger, type Logger } from '@aks-flex-node/log';
+import { createHost, type Host } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { withLockWhenFree } from '../lock-when-free.js';
-import { recoveryLayout } from '../recovery-layout.js';
+import { ownExecutable, recoveryLayout } from '../recovery-layout.js';
 
 /** How long a started candidate has to judge itself healthy before the guard rolls it back. */
 export const defaultGuardDeadlineSeconds = 10;
@@ -36,19 +37,14 @@ export async function runGuardAgentUpgrade(args: string[]): Promise<number> {
     );
   }
   const log = createLogger({ bindings: { role: 'upgrade-guard' } });
+  const host = createHost({ log, timeoutMs: 10_000 });
   const signal = await readUpgradeSignal(hostPaths.signalFile);
-  if (signal === undefined || !(await isCandidateRunning(signal))) return 0;
-  const systemctl = createSystemctl({ log, timeoutMs: 10_000 });
+  if (signal === undefined || !(await isCandidateRunning(signal, host))) return 0;
   log.info(
     { operation: signal.operationName, candidate: signal.candidatePath },
     'watching the upgraded daemon',
   );
-  const reason = await watchCandidate(
-    signal.operationName,
-    Date.now() + deadlineSeconds * 1000,
-    systemctl,
-    log,
-  );
+  const reason = await watchCandidate(signal.operationName, deadlineSeconds * 1000, host, log);
   if (reason === undefined) {
     log.info(
       { operation: signal.operationName },
@@ -56,7 +52,7 @@ export async function runGuardAgentUpgrade(args: string[]): Promise<number> {
     );
     return 0;
   }
-  await rollBack(reason, systemctl, log);
+  await rollBack(reason, host, log);
   return 0;
 }
 
@@ -65,55 +61,63 @@ export async function runGuardAgentUpgrade(args: string[]): Promise<number> {
  * names last-good again, a rollback already happened and the last-good
  * daemon finishes the record: acting again would only restart it.
  */
-async function isCandidateRunning(signal: UpgradeSignal): Promise<boolean> {
+async function isCandidateRunning(signal: UpgradeSignal, host: Host): Promise<boolean> {
   if (signal.switchCommitted !== true || signal.candidatePath === undefined) return false;
-  const layout = await recoveryLayout();
+  const layout = await recoveryLayout(await ownExecutable(host));
   return (await resolveIfPresent(layout.current)) === signal.candidatePath;
 }
 
 /** Watches until the operation is judged (undefined) or a reason to roll back appears. */
 async function watchCandidate(
   operationId: string,
-  deadline: number,
-  systemctl: Systemctl,
+  timeoutMs: number,
+  host: Host,
   log: Logger,
-) {
-  const startedAt = Date.now();
-  for (;;) {
-    const signal = await readUpgradeSignal(hostPaths.signalFile);
-    if (signal?.operationName !== operationId || !(await isCandidateRunning(signal)))
+): Promise<string | undefined> {
+  const startedAt = host.now();
+  const { reason } = await pollUntil(
+    async () => {
+      const signal = await readUpgradeSignal(hostPaths.signalFile);
+      if (signal?.operationName !== operationId || !(await isCandidateRunning(signal, host)))
+        return { reason: undefined };
+      const state = await host.systemctl.unitState(unitNames.agent).catch((error: unknown) => {
+        log.warn({ err: error }, 'could not read the agent unit state; relying on the deadline');
+        return { activeState: 'unknown', subState: 'unknown' };
+      });
+      // A planned restart passes through deactivating and activating; only a crash shows these.
+      if (state.activeState === 'failed' || state.subState === 'auto-restart') {
+        return {
+          reason: `the upgraded daemon exited (${state.activeState}/${state.subState}) ${seconds(host.now() - startedAt)} after it started`,
+        };
+      }
       return undefined;
-    const state = await systemctl.unitState(unitNames.agent).catch((error: unknown) => {
-      log.warn({ err: error }, 'could not read the agent unit state; relying on the deadline');
-      return { activeState: 'unknown', subState: 'unknown' };
-    });
-    // A planned restart passes through deactivating and activating; only a crash shows these.
-    if (state.activeState === 'failed' || state.subState === 'auto-restart') {
-      return `the upgraded daemon exited (${state.activeState}/${state.subState}) ${seconds(Date.now() - startedAt)} after it started`;
-    }
-    if (Date.now() > deadline) {
-      return `the upgraded daemon did not report itself healthy within ${seconds(deadline - startedAt)} of its start`;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+    },
+    {
+      timeoutMs,
+      intervalMs: 250,
+      clock: host,
+      timedOut: () => ({
+        reason: `the upgraded daemon did not report itself healthy within ${seconds(timeoutMs)} of its start`,
+      }),
+    },
+  );
+  return reason;
 }
 
 function seconds(ms: number): string {
   return `${Math.round(ms / 100) / 10}s`;
 }
 
-async function rollBack(reason: string, systemctl: Systemctl, log: Logger): Promise<void> {
+async function rollBack(reason: string, host: Host, log: Logger): Promise<void> {
   log.warn({ reason }, 'rolling the AgentUpgrade back to the last-good binary');
-  const layout = await recoveryLayout();
+  const { systemctl } = host;
+  const layout = await recoveryLayout(await ownExecutable(host));
   const result = await withLockWhenFree(log, 'the upgrade guard', () =>
     recoverAgentUpgrade(layout, hostPaths.signalFile, `${reason}; restored last-good binary`, log),
   );
   // A planned restart still counts toward the start limit; clear it first (best effort: SELinux may deny it).
   await systemctl.resetFailed(unitNames.agent).catch((error: unknown) => {
-    log.warn(
-      { err: messageOf(error) },
-      'could not reset the agent unit failure counter; restarting anyway',
-    );
+    log.warn({ err: error }, 'could not reset the agent unit failure counter; restarting anyway');
   });
   await systemctl.restartNoBlock(unitNames.agent);
   log.warn({ current: result.current }, 'restored the last-good binary and restarted the agent');

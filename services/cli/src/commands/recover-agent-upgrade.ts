@@ -2,10 +2,11 @@ import { recoverAgentUpgrade } from '@aks-flex-node/agentbinary';
 import { migrateHostRoot } from '@aks-flex-node/hostroot';
 import { hostPaths, hostRootMarkers } from '@aks-flex-node/layout';
 import { createLogger } from '@aks-flex-node/log';
+import { createHost } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { withLockWhenFree } from '../lock-when-free.js';
 import { printLine } from '../output.js';
-import { recoveryLayout } from '../recovery-layout.js';
+import { ownExecutable, recoveryLayout } from '../recovery-layout.js';
 
 /**
  * `aks-flex-node recover-agent-upgrade --message TEXT`: the recovery unit
@@ -17,12 +18,12 @@ export async function runRecoverAgentUpgrade(args: string[]): Promise<number> {
   const flags = parseCommandArgs('recover-agent-upgrade', args, { message: { type: 'string' } });
   const log = createLogger({ bindings: { role: 'recover-agent-upgrade' } });
   try {
-    await migrateHostRoot(log, hostPaths, hostRootMarkers());
+    await migrateHostRoot(hostPaths, log, hostRootMarkers());
   } catch (error) {
     // Recovery must work whatever state the host root is in.
     log.warn({ err: error }, 'recovering the AgentUpgrade without migrating the host root');
   }
-  const layout = await recoveryLayout();
+  const layout = await recoveryLayout(await ownExecutable(createHost({ log })));
   const result = await withLockWhenFree(log, 'an AgentUpgrade recovery', () =>
     recoverAgentUpgrade(layout, hostPaths.signalFile, flags.message, log),
   );

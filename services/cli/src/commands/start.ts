@@ -1,12 +1,12 @@
-import { readFile, realpath, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
+import { convergeHostInstall } from '@aks-flex-node/agentbinary';
 import { createApiClient, type StatusResponse } from '@aks-flex-node/api';
 import { defaultAgentConfig, readAgentConfig } from '@aks-flex-node/config';
-import { writeFileAtomic } from '@aks-flex-node/fs';
+import { exists, writeFileAtomic } from '@aks-flex-node/fs';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
-import { withActivationLock } from '@aks-flex-node/lock';
-import { AgentError, createLogger, errnoCode, isAgentError, type Logger } from '@aks-flex-node/log';
-import { convergeHostInstall } from '@aks-flex-node/supervisor';
-import { createSystemctl } from '@aks-flex-node/systemd';
+import { pollUntil, withActivationLock } from '@aks-flex-node/lock';
+import { AgentError, createLogger, isAgentError, type Logger } from '@aks-flex-node/log';
+import { createHost, type Host } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { printJson, printLine } from '../output.js';
 
@@ -42,8 +42,9 @@ export async function runStart(args: string[]): Promise<number> {
     destination: process.stderr,
   });
   await installConfig(flags.config, log);
-  const systemctl = createSystemctl({ log });
-  const executable = await realpath(process.execPath);
+  const host = createHost({ log });
+  const { systemctl } = host;
+  const executable = await host.runningExecutable();
   // No daemon answers, so this process is the one writer of the layout; the
   // lock keeps an offline reset or recovery from interleaving with it.
   await withActivationLock(
@@ -56,7 +57,7 @@ export async function runStart(args: string[]): Promise<number> {
   log.info({ units }, 'started the agent');
   report(
     flags.json,
-    await waitForDaemon(() => client.status(), 60_000),
+    await waitForDaemon(() => client.status(), 60_000, host),
     'the agent is installed and running',
   );
   return 0;
@@ -80,16 +81,6 @@ async function installConfig(source: string | undefined, log: Logger): Promise<v
   log.info({ path: hostPaths.configFile, from: source }, 'installed the config');
 }
 
-async function exists(file: string): Promise<boolean> {
-  try {
-    await stat(file);
-    return true;
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return false;
-    throw error;
-  }
-}
-
 async function statusIfAnswering(
   status: () => Promise<StatusResponse>,
 ): Promise<StatusResponse | undefined> {
@@ -104,12 +95,13 @@ async function statusIfAnswering(
 async function waitForDaemon(
   status: () => Promise<StatusResponse>,
   timeoutMs: number,
+  host: Pick<Host, 'now' | 'sleep'>,
 ): Promise<StatusResponse> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const answer = await statusIfAnswering(status);
-    if (answer !== undefined) return answer;
-    if (Date.now() > deadline) {
+  return pollUntil(() => statusIfAnswering(status), {
+    timeoutMs,
+    intervalMs: 500,
+    clock: host,
+    timedOut: () => {
       throw new AgentError(
         'DAEMON_UNREACHABLE',
         `the agent was started but did not answer on ${hostPaths.socket} within ${timeoutMs / 1000}s`,
@@ -118,9 +110,8 @@ async function waitForDaemon(
           hint: 'see why with `systemctl status aks-flex-node-agent` and `journalctl -u aks-flex-node-agent`',
         },
       );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+    },
+  });
 }
 
 function report(json: boolean, status: StatusResponse, sentence: string): void {

@@ -4,6 +4,7 @@ import {
   type ApiClient,
   type Operation,
 } from '@aks-flex-node/api';
+import { pollUntil } from '@aks-flex-node/lock';
 import { AgentError, isAgentError } from '@aks-flex-node/log';
 import { printJson, printLine } from '../output.js';
 import { createProgressView } from './upgrade-progress.js';
@@ -33,7 +34,7 @@ export async function followUpgrade(
   } finally {
     view.stop();
   }
-  const result = await awaitResult(client, operation.id, Date.now() + options.timeoutMs);
+  const result = await awaitResult(client, operation.id, options.timeoutMs);
   if (options.json) printJson(result);
   else printLine(describeResult(result));
   if (result.state === 'succeeded') return exitCodes.ok.code;
@@ -48,22 +49,28 @@ export async function followUpgrade(
  * Polls the operation until it ends. The daemon restarts meanwhile, so for a
  * while nothing answers (or connections wait on the socket); that is expected.
  */
-async function awaitResult(client: ApiClient, id: string, deadline: number): Promise<Operation> {
-  for (;;) {
-    try {
-      const operation = await client.operation(id);
-      if (isTerminalOperationState(operation.state)) return operation;
-    } catch (error) {
-      if (!isAgentError(error, 'DAEMON_UNREACHABLE') && !isAgentError(error, 'DAEMON_ERROR'))
-        throw error;
-    }
-    if (Date.now() > deadline) {
-      throw new AgentError('UPGRADE_FAILED', `the AgentUpgrade ${id} did not finish in time`, {
-        hint: `check it later with \`aks-flex-node status\`; the daemon finishes it on its own`,
-      });
-    }
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
+async function awaitResult(client: ApiClient, id: string, timeoutMs: number): Promise<Operation> {
+  return pollUntil(
+    async () => {
+      try {
+        const operation = await client.operation(id);
+        return isTerminalOperationState(operation.state) ? operation : undefined;
+      } catch (error) {
+        if (!isAgentError(error, 'DAEMON_UNREACHABLE') && !isAgentError(error, 'DAEMON_ERROR'))
+          throw error;
+        return undefined;
+      }
+    },
+    {
+      timeoutMs,
+      intervalMs: 500,
+      timedOut: () => {
+        throw new AgentError('UPGRADE_FAILED', `the AgentUpgrade ${id} did not finish in time`, {
+          hint: `check it later with \`aks-flex-node status\`; the daemon finishes it on its own`,
+        });
+      },
+    },
+  );
 }
 
 function describeResult(operation: Operation): string {

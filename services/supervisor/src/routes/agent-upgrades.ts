@@ -1,92 +1,46 @@
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import {
   agentUpgradeRequestSchema,
-  operationEventSchema,
+  apiRoutes,
   operationSchema,
   recoveryRequestSchema,
   recoveryResponseSchema,
 } from '@aks-flex-node/api';
-import { AgentError } from '@aks-flex-node/log';
 import type { SupervisorDeps } from '../deps.js';
-import { parseBody } from '../parse-body.js';
-import { endsEventStream } from '../upgrade/operation-registry.js';
+import { operationNotFound } from './operation-not-found.js';
+import type { ZodTypeProvider } from './zod-type-provider.js';
 
-function notFound(id: string): AgentError {
-  return new AgentError('NOT_FOUND', `no operation ${id}`, {
-    path: id,
-    hint: 'operation records are kept for the last 20 operations; see `aks-flex-node status`',
-  });
-}
+/** The `:id` of an operation's routes. */
+export const operationParamsSchema = z.strictObject({ id: z.string() });
 
 /**
  * `POST /v1/agent-upgrades` (a mutation: 202 once it holds the lock, 409 at
- * once when another runs), `GET /v1/operations/{id}`, its NDJSON event
- * stream, and `POST /v1/recovery` for the recovery shim.
+ * once when another runs), `GET /v1/operations/{id}`, and `POST /v1/recovery`
+ * for the recovery shim. The event stream is its own plugin.
  */
 export function agentUpgradeRoutes(deps: SupervisorDeps) {
   return (app: FastifyInstance): Promise<void> => {
-    app.post('/v1/agent-upgrades', async (request, reply) => {
-      const body = parseBody(agentUpgradeRequestSchema, request.body, 'POST /v1/agent-upgrades');
-      const operation = await deps.upgrades.begin(body);
-      return reply.status(202).send(operationSchema.parse(operation));
+    const routes = app.withTypeProvider<ZodTypeProvider>();
+    routes.route({
+      ...apiRoutes.beginAgentUpgrade,
+      schema: { body: agentUpgradeRequestSchema, response: { 202: operationSchema } },
+      handler: async (request, reply) =>
+        reply.status(202).send(await deps.upgrades.begin(request.body)),
     });
-    app.get<{ Params: { id: string } }>('/v1/operations/:id', async (request) => {
-      const operation = await deps.upgrades.get(request.params.id);
-      if (operation === undefined) throw notFound(request.params.id);
-      return operationSchema.parse(operation);
+    routes.route({
+      ...apiRoutes.operation,
+      schema: { params: operationParamsSchema, response: { 200: operationSchema } },
+      handler: async (request) => {
+        const operation = await deps.upgrades.get(request.params.id);
+        if (operation === undefined) throw operationNotFound(request.params.id);
+        return operation;
+      },
     });
-    app.get<{ Params: { id: string } }>('/v1/operations/:id/events', async (request, reply) => {
-      const { id } = request.params;
-      // An operation another process of this daemon ran (the one before a
-      // restart): a client that reconnects, or whose request waited on the
-      // socket through the restart, gets its state now as a one-event stream.
-      if (!deps.operations.has(id)) {
-        const operation = await deps.upgrades.get(id);
-        if (operation === undefined) throw notFound(id);
-        const event = {
-          seq: 0,
-          at: new Date().toISOString(),
-          phase: operation.phase,
-          state: operation.state,
-        };
-        return reply
-          .type('application/x-ndjson')
-          .header('cache-control', 'no-store')
-          .send(`${JSON.stringify(operationEventSchema.parse(event))}\n`);
-      }
-      const stream = reply.raw;
-      let started = false;
-      let ended = false;
-      // Headers go out with the first event, so an unknown id still gets a problem+json 404.
-      const unsubscribe = deps.operations.subscribe(id, (event) => {
-        if (ended) return;
-        if (!started) {
-          started = true;
-          void reply.hijack(); // this route writes the raw stream itself from here on
-          stream.writeHead(200, {
-            'content-type': 'application/x-ndjson',
-            'cache-control': 'no-store',
-          });
-        }
-        stream.write(`${JSON.stringify(operationEventSchema.parse(event))}\n`);
-        if (endsEventStream(event)) {
-          ended = true;
-          // After subscribe returned, so the listener can be removed.
-          setImmediate(() => {
-            unsubscribe?.();
-            stream.end();
-          });
-        }
-      });
-      if (unsubscribe === undefined) throw notFound(id);
-      request.raw.on('close', () => {
-        unsubscribe();
-      });
-      return reply;
-    });
-    app.post('/v1/recovery', async (request) => {
-      const body = parseBody(recoveryRequestSchema, request.body, 'POST /v1/recovery');
-      return recoveryResponseSchema.parse(await deps.upgrades.recover(body.message));
+    routes.route({
+      ...apiRoutes.recover,
+      schema: { body: recoveryRequestSchema, response: { 200: recoveryResponseSchema } },
+      handler: (request) => deps.upgrades.recover(request.body.message),
     });
     return Promise.resolve();
   };

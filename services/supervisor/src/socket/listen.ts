@@ -1,7 +1,7 @@
 import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import path from 'node:path';
-import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
+import { AgentError, isNotFound, messageOf } from '@aks-flex-node/log';
 
 /** Where the daemon serves: a descriptor systemd passed, or a path it binds itself. */
 export type ListenTarget =
@@ -56,7 +56,7 @@ async function removeStaleSocket(socketPath: string): Promise<void> {
     }
     await unlink(socketPath);
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return;
+    if (isNotFound(error)) return;
     if (error instanceof AgentError) throw error;
     throw new AgentError('INTERNAL', `remove the stale socket ${socketPath}: ${messageOf(error)}`, {
       path: socketPath,

@@ -1,7 +1,7 @@
-import { realpath } from 'node:fs/promises';
 import {
   agentBinaryPathsUnder,
   daemonInstanceId,
+  inspectCandidate,
   judgeStartedUpgrade,
   readOperationRecord,
   readUpgradeSignal,
@@ -15,9 +15,9 @@ import type { AgentUpgradeRequest, Operation, RecoveryResponse } from '@aks-flex
 import { resolveHostRoot } from '@aks-flex-node/hostroot';
 import type { HostPaths } from '@aks-flex-node/layout';
 import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
+import type { Host } from '@aks-flex-node/systemd';
 import type { MutationQueue } from '../mutation-queue.js';
 import type { ArchiveHandler } from './archive-handler.js';
-import { inspectCandidate } from './inspect-candidate.js';
 import { refuseRunningSlot } from './refuse-running-slot.js';
 import type { OperationRegistry } from './operation-registry.js';
 import type { RestartExecutor } from './restart-executor.js';
@@ -32,7 +32,7 @@ export interface UpgradeServiceDeps {
   archives: ArchiveHandler;
   /** Runs before anything is written; refuses an upgrade the host must not take (legacy seed). */
   guard: () => Promise<void>;
-  now: () => Date;
+  host: Pick<Host, 'runningExecutable' | 'wallClock'>;
 }
 
 /** AgentUpgrade as the daemon runs it: begin, report, judge at start, recover. */
@@ -47,7 +47,7 @@ export interface UpgradeService {
 
 /** Builds the daemon's {@link UpgradeService}. */
 export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
-  const { log, paths, registry } = deps;
+  const { log, paths, registry, host } = deps;
   const background = new Set<Promise<void>>();
   const binaryPaths = async (): Promise<AgentBinaryPaths> =>
     agentBinaryPathsUnder(await resolveHostRoot(paths));
@@ -68,7 +68,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       log: opLog,
       guard: async () => {
         await deps.guard();
-        await refuseRunningSlot(layout, await realpath(process.execPath));
+        await refuseRunningSlot(layout, await host.runningExecutable());
       },
       fetchArchive: () =>
         deps.archives.fetch(source, (progress) => {
@@ -79,7 +79,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       onPhase: (phase) => {
         registry.update(id, { phase });
       },
-      now: deps.now,
+      now: () => host.wallClock(),
     });
     registry.update(id, {
       phase: 'restarting',
@@ -89,7 +89,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
         fromPath: result.previous,
         toPath: result.candidate,
         toVersion: result.candidateVersion.version,
-        switchedAt: deps.now().toISOString(),
+        switchedAt: host.wallClock().toISOString(),
       },
     });
   };
@@ -101,50 +101,44 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
     await deps.restart.scheduleRestart(`AgentUpgrade ${id}`);
   };
 
+  /** Marks an upgrade that failed before the restart (or during it) and records a failure. */
+  const recordFailure = async (id: string, error: unknown) => {
+    const state = registry.get(id)?.state === 'restarting' ? 'restarting' : 'failed';
+    registry.update(id, {
+      state,
+      message: messageOf(error),
+      phase: state === 'failed' ? 'failed' : 'restarting',
+    });
+    log.error({ err: error, opId: id }, 'AgentUpgrade failed');
+    const finished = registry.get(id);
+    if (state === 'failed' && finished !== undefined) {
+      await recordResult({ ...finished, finishedAt: host.wallClock().toISOString() }).catch(
+        (recordError: unknown) => {
+          log.error({ err: recordError, opId: id }, 'could not record the failed AgentUpgrade');
+        },
+      );
+    }
+  };
+
+  /** Runs an accepted upgrade to its end in the background; drain() awaits it. */
+  const runInBackground = (id: string, done: Promise<void>) => {
+    const task = done
+      .then(() => handOver(id))
+      .catch((error: unknown) => recordFailure(id, error))
+      .finally(() => background.delete(task));
+    background.add(task);
+  };
+
   return {
     begin: async (request) => {
       const source = deps.archives.parse(request.source);
-      const pending = await readUpgradeSignal(paths.signalFile);
-      if (pending !== undefined) {
-        throw new AgentError(
-          'ACTIVATION_IN_PROGRESS',
-          `an AgentUpgrade is already pending (${pending.operationName})`,
-          {
-            path: paths.signalFile,
-            hint: 'wait for it to finish (see `aks-flex-node status`), then try again',
-          },
-        );
-      }
+      await refusePendingUpgrade(paths.signalFile);
       const layout = await binaryPaths();
       const operation = registry.create(source.redactedUrl);
       const { done } = await deps.queue.start('an AgentUpgrade', () =>
         runStaged(operation.id, source, layout),
       );
-      const task = done
-        .then(() => handOver(operation.id))
-        .catch(async (error: unknown) => {
-          const state =
-            registry.get(operation.id)?.state === 'restarting' ? 'restarting' : 'failed';
-          registry.update(operation.id, {
-            state,
-            message: messageOf(error),
-            phase: state === 'failed' ? 'failed' : 'restarting',
-          });
-          log.error({ err: error, opId: operation.id }, 'AgentUpgrade failed');
-          const finished = registry.get(operation.id);
-          if (state === 'failed' && finished !== undefined) {
-            await recordResult({ ...finished, finishedAt: deps.now().toISOString() }).catch(
-              (recordError: unknown) => {
-                log.error(
-                  { err: recordError, opId: operation.id },
-                  'could not record the failed AgentUpgrade',
-                );
-              },
-            );
-          }
-        })
-        .finally(() => background.delete(task));
-      background.add(task);
+      runInBackground(operation.id, done);
       return operation;
     },
     get: async (id) => {
@@ -153,21 +147,11 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       const recorded = await readOperationRecord(paths.operationsDir, id);
       if (recorded !== undefined) return recorded;
       if (running !== undefined) return running;
-      const signal = await readUpgradeSignal(paths.signalFile);
-      if (signal?.operationName !== id) return undefined;
-      const inFlight: Operation = {
-        id,
-        kind: 'agent-upgrade',
-        state: 'restarting',
-        phase: 'judging',
-        startedAt: signal.startedAt ?? '',
-      };
-      if (signal.sourceUrl !== undefined) inFlight.sourceUrl = signal.sourceUrl;
-      return inFlight;
+      return describeSignalled(paths.signalFile, id);
     },
     judgeAtStart: async () => {
       const layout = await binaryPaths();
-      const runningExecutable = await realpath(process.execPath);
+      const runningExecutable = await host.runningExecutable();
       return deps.queue.runWhenFree('judging the AgentUpgrade', () =>
         judgeStartedUpgrade({
           paths: layout,
@@ -177,7 +161,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
           log: log.child({ op: 'judge-agent-upgrade' }),
           recordResult,
           scheduleRestart: () => deps.restart.scheduleRestart('roll back to last-good'),
-          now: deps.now,
+          now: () => host.wallClock(),
         }),
       );
     },
@@ -191,7 +175,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
           log.child({ op: 'recover-agent-upgrade' }),
         ),
       );
-      const running = await realpath(process.execPath);
+      const running = await host.runningExecutable();
       if (result.rolledBack && result.current !== running)
         await deps.restart.scheduleRestart('recovered to last-good');
       const response: RecoveryResponse = {
@@ -205,4 +189,36 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       await Promise.allSettled([...background]);
     },
   };
+}
+
+/** Refuses a new upgrade while the signal records one that has not been judged. */
+async function refusePendingUpgrade(signalFile: string): Promise<void> {
+  const pending = await readUpgradeSignal(signalFile);
+  if (pending === undefined) return;
+  throw new AgentError(
+    'ACTIVATION_IN_PROGRESS',
+    `an AgentUpgrade is already pending (${pending.operationName})`,
+    {
+      path: signalFile,
+      hint: 'wait for it to finish (see `aks-flex-node status`), then try again',
+    },
+  );
+}
+
+/**
+ * An operation the daemon before a restart switched to: only the signal
+ * knows it until it is judged, so it reads as restarting, being judged.
+ */
+async function describeSignalled(signalFile: string, id: string): Promise<Operation | undefined> {
+  const signal = await readUpgradeSignal(signalFile);
+  if (signal?.operationName !== id) return undefined;
+  const inFlight: Operation = {
+    id,
+    kind: 'agent-upgrade',
+    state: 'restarting',
+    phase: 'judging',
+    startedAt: signal.startedAt ?? '',
+  };
+  if (signal.sourceUrl !== undefined) inFlight.sourceUrl = signal.sourceUrl;
+  return inFlight;
 }

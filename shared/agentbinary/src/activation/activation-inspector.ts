@@ -1,7 +1,7 @@
 import { lstat, readlink } from 'node:fs/promises';
 import type { ActivationServicePlan } from '@aks-flex-node/api';
 import { fileSha256, makeIoError } from '@aks-flex-node/fs';
-import { errnoCode } from '@aks-flex-node/log';
+import { isNotFound } from '@aks-flex-node/log';
 import { isRegularExecutable } from '../ensure-layout.js';
 import { resolveIfPresent } from '../resolve-link.js';
 
@@ -41,7 +41,7 @@ export function createFileInspector(): FileInspector {
         if (info.isFile()) return 'file';
         return info.isDirectory() ? 'directory' : 'other';
       } catch (error) {
-        if (errnoCode(error) === 'ENOENT') return 'absent';
+        if (isNotFound(error)) return 'absent';
         throw makeIoError('inspect', file, error);
       }
     },

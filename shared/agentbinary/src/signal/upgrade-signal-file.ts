@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { upgradeSignalSchema, type UpgradeSignal } from '@aks-flex-node/api';
 import { makeIoError, removeOwned, writeFileAtomic } from '@aks-flex-node/fs';
-import { AgentError, errnoCode } from '@aks-flex-node/log';
+import { AgentError, isNotFound } from '@aks-flex-node/log';
 
 /**
  * Reads the upgrade signal; undefined when there is none. A signal that is not
@@ -14,7 +14,7 @@ export async function readUpgradeSignal(file: string): Promise<UpgradeSignal | u
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return undefined;
+    if (isNotFound(error)) return undefined;
     throw makeIoError('read', file, error);
   }
   let json: unknown;

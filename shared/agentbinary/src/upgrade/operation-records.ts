@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { operationSchema, type Operation } from '@aks-flex-node/api';
 import { makeIoError, removeOwned, writeFileAtomic } from '@aks-flex-node/fs';
-import { errnoCode } from '@aks-flex-node/log';
+import { isNotFound } from '@aks-flex-node/log';
 
 /** How many finished operations are kept; older records are removed. */
 const keptRecords = 20;
@@ -35,7 +35,7 @@ export async function readOperationRecord(dir: string, id: string): Promise<Oper
   try {
     return operationSchema.parse(JSON.parse(await readFile(file, 'utf8')));
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return undefined;
+    if (isNotFound(error)) return undefined;
     throw makeIoError('read', file, error);
   }
 }

@@ -1,8 +1,8 @@
+import { preflightCandidate } from '@aks-flex-node/agentbinary';
 import type { ActivationPlan } from '@aks-flex-node/api';
 import { hostPaths } from '@aks-flex-node/layout';
 import { createSilentLogger } from '@aks-flex-node/log';
-import { preflightHostAgent } from '@aks-flex-node/supervisor';
-import { createSystemctl } from '@aks-flex-node/systemd';
+import { createHost } from '@aks-flex-node/systemd';
 import { printJson, printLine } from '../output.js';
 
 /**
@@ -10,12 +10,12 @@ import { printJson, printLine } from '../output.js';
  * activation would do and changes nothing: no directory, link, lock file or
  * unit, and no migration of the host root.
  */
-export async function preflightCandidate(candidate: string, json: boolean): Promise<number> {
+export async function runCandidatePreflight(candidate: string, json: boolean): Promise<number> {
   const log = createSilentLogger();
-  const plan = await preflightHostAgent({
+  const plan = await preflightCandidate({
     paths: hostPaths,
     candidatePath: candidate,
-    systemctl: createSystemctl({ log }),
+    host: createHost({ log }),
     log,
   });
   if (json) printJson(plan);

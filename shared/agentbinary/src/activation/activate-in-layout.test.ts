@@ -4,7 +4,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentError, createSilentLogger } from '@aks-flex-node/log';
 import { describe, expect, it } from 'vitest';
-import { activateHostDaemon, type ActivateOptions } from './activate-host-daemon.js';
+import { activateInLayout, type ActivateInLayoutOptions } from './activate-in-layout.js';
 import { createFileInspector } from './activation-inspector.js';
 import type { ActivationLayout } from './plan-activation.js';
 import { snapshotCandidate } from './snapshot-candidate.js';
@@ -35,8 +35,8 @@ const log = createSilentLogger();
 async function activation(
   l: Layout,
   fake: FakeService,
-  overrides: Partial<ActivateOptions> & { version?: string } = {},
-): Promise<ActivateOptions & { verified: string[] }> {
+  overrides: Partial<ActivateInLayoutOptions> & { version?: string } = {},
+): Promise<ActivateInLayoutOptions & { verified: string[] }> {
   const { version, ...rest } = overrides;
   const candidatePath = await stageCandidate(l, version);
   const snapshot = await snapshotCandidate(
@@ -145,13 +145,13 @@ const activations: Record<string, ActivationCase> = {
   },
 };
 
-describe('activateHostDaemon', () => {
+describe('activateInLayout', () => {
   it.each(Object.entries(activations))('%s', async (_name, row) => {
     const l = await newLayout();
     await row.setup(l);
     const fake = fakeService();
     const options = await activation(l, fake, { version: row.candidate ?? 'v2' });
-    const result = await activateHostDaemon(options);
+    const result = await activateInLayout(options);
     expect(result.changed).toBe(row.changed);
     expect(await selection(l)).toEqual({ current: row.current, lastGood: row.lastGood });
     expect(await resolvedName(l, l.paths.binary)).toBe(row.current);
@@ -168,7 +168,7 @@ describe('activateHostDaemon', () => {
     );
     await assertInvariants(l);
     // Idempotent: the same candidate again installs nothing and leaves the selection alone.
-    const again = await activateHostDaemon(
+    const again = await activateInLayout(
       await activation(l, fakeService(), { version: row.candidate ?? 'v2' }),
     );
     expect(again.changed).toBe(false);
@@ -183,7 +183,7 @@ describe('activateHostDaemon', () => {
     const fake = fakeService();
     const options = await activation(l, fake);
     const { blue, green, current, lastGood } = l.paths;
-    await activateHostDaemon({ ...options, layout: { blue, green, current, lastGood } });
+    await activateInLayout({ ...options, layout: { blue, green, current, lastGood } });
     expect(await selection(l)).toEqual({ current: 'green', lastGood: 'blue' });
     expect(await resolvedName(l, l.paths.binary)).toBe('missing');
   });
@@ -193,7 +193,7 @@ describe('activateHostDaemon', () => {
     await installedLayout(l, 'blue', 'blue');
     const options = await activation(l, fakeService());
     await agentScript(options.candidatePath, 'v3');
-    await activateHostDaemon(options);
+    await activateInLayout(options);
     expect(await slotVersions(l)).toEqual({ blue: 'blue', green: 'v2' });
   });
 });
@@ -201,7 +201,7 @@ describe('activateHostDaemon', () => {
 interface RefusalCase {
   setup: (l: Layout) => Promise<void>;
   running?: (l: Layout) => string;
-  verify?: ActivateOptions['verify'];
+  verify?: ActivateInLayoutOptions['verify'];
   code: string;
   message: string;
 }
@@ -230,7 +230,7 @@ const refusals: Record<string, RefusalCase> = {
   },
 };
 
-describe('activateHostDaemon refusals', () => {
+describe('activateInLayout refusals', () => {
   it.each(Object.entries(refusals))('%s', async (_name, row) => {
     const l = await newLayout();
     await row.setup(l);
@@ -241,13 +241,13 @@ describe('activateHostDaemon refusals', () => {
       row.verify === undefined ? {} : { verify: row.verify },
     );
     const before = await listTree(path.join(l.tmp, 'opt'));
-    await expectFailure(activateHostDaemon(options), row.code, row.message);
+    await expectFailure(activateInLayout(options), row.code, row.message);
     expect(fake.calls).not.toContain('prepare');
     expect(await listTree(path.join(l.tmp, 'opt'))).toEqual(before);
   });
 });
 
-describe('activateHostDaemon rollback', () => {
+describe('activateInLayout rollback', () => {
   it('agentbinary#107 an unhealthy candidate is rolled back: 2 restarts, health on green then blue', async () => {
     const l = await newLayout();
     await installedLayout(l, 'blue', 'blue');
@@ -262,7 +262,7 @@ describe('activateHostDaemon rollback', () => {
     });
     const options = await activation(l, fake, { signal: caller.signal });
     await expectFailure(
-      activateHostDaemon(options),
+      activateInLayout(options),
       'UPGRADE_FAILED',
       `rolled back to ${l.paths.blue}`,
     );
@@ -282,7 +282,7 @@ describe('activateHostDaemon rollback', () => {
       restart: () => Promise.reject(new Error('systemctl restart exited 1')),
     });
     await expectFailure(
-      activateHostDaemon(await activation(l, fake)),
+      activateInLayout(await activation(l, fake)),
       'UPGRADE_FAILED',
       `rollback to ${l.paths.blue} failed too`,
     );

@@ -2,9 +2,9 @@ import { readFile, stat, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { agentBinaryPathsUnder } from '@aks-flex-node/agentbinary';
 import { hostPaths, hostPathsUnder } from '@aks-flex-node/layout';
 import { createSilentLogger } from '@aks-flex-node/log';
+import { agentBinaryPathsUnder } from '../agent-binary-paths.js';
 import { renderServiceAssets, writeServiceAssets } from './service-assets.js';
 
 const goldenDir = path.join(import.meta.dirname, '../../../../systemd/golden');

@@ -1,21 +1,19 @@
-import {
-  agentBinaryPathsUnder,
-  createFileInspector,
-  planActivation,
-} from '@aks-flex-node/agentbinary';
 import type { ActivationPlan } from '@aks-flex-node/api';
 import { plannedHostRoot } from '@aks-flex-node/hostroot';
 import { hostRootMarkers, type HostPaths } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
+import { agentBinaryPathsUnder } from '../agent-binary-paths.js';
+import { createFileInspector } from './activation-inspector.js';
 import { createFlexActivationService } from './flex-activation-service.js';
+import { planActivation } from './plan-activation.js';
 import { refuseUnfinishedMove } from './refuse-unfinished-move.js';
-import { createServiceHost, type ServiceHost } from './service-host.js';
+import type { ServiceHost } from './service-host.js';
 
-/** What {@link preflightHostAgent} needs. */
-export interface PreflightHostAgentOptions {
+/** What {@link preflightCandidate} needs. */
+export interface PreflightCandidateOptions {
   paths: HostPaths;
   candidatePath: string;
-  systemctl: ServiceHost['systemctl'];
+  host: ServiceHost;
   log: Logger;
 }
 
@@ -27,14 +25,13 @@ export interface PreflightHostAgentOptions {
  *
  * Throws what planActivation throws, and HOST_ROOT_REFUSED during a move.
  */
-export async function preflightHostAgent(
-  options: PreflightHostAgentOptions,
+export async function preflightCandidate(
+  options: PreflightCandidateOptions,
 ): Promise<ActivationPlan> {
   const { paths, log } = options;
   await refuseUnfinishedMove(paths);
   const binaryPaths = agentBinaryPathsUnder(await plannedHostRoot(paths, hostRootMarkers()));
-  const host = createServiceHost(options.systemctl);
-  const service = createFlexActivationService({ paths, binaryPaths, host, log });
+  const service = createFlexActivationService({ paths, binaryPaths, host: options.host, log });
   return planActivation(
     { layout: binaryPaths, candidatePath: options.candidatePath },
     { ...createFileInspector(), servicePlan: () => service.preflight() },

@@ -1,9 +1,8 @@
-import { snapshotCandidate } from '@aks-flex-node/agentbinary';
+import { activateCandidate, snapshotCandidate } from '@aks-flex-node/agentbinary';
 import { createApiClient, type ActivationResult, type Operation } from '@aks-flex-node/api';
 import { hostPaths } from '@aks-flex-node/layout';
 import { AgentError, createLogger, isAgentError } from '@aks-flex-node/log';
-import { activateHostAgent } from '@aks-flex-node/supervisor';
-import { createSystemctl } from '@aks-flex-node/systemd';
+import { createHost } from '@aks-flex-node/systemd';
 import { printJson, printLine } from '../output.js';
 import { followUpgrade } from '../progress/follow-upgrade.js';
 
@@ -15,7 +14,7 @@ import { followUpgrade } from '../progress/follow-upgrade.js';
  * for `--url`); when none answers, this process activates the snapshot
  * itself. Neither overwrites the binary the running agent executes.
  */
-export async function activateCandidate(
+export async function runCandidateActivation(
   candidate: string,
   options: { json: boolean; timeoutMs: number },
 ): Promise<number> {
@@ -75,11 +74,11 @@ async function activateLocally(candidate: string, snapshot: string): Promise<Act
   process.once('SIGINT', cancel);
   process.once('SIGTERM', cancel);
   try {
-    return await activateHostAgent({
+    return await activateCandidate({
       paths: hostPaths,
       candidatePath: candidate,
       snapshotPath: snapshot,
-      systemctl: createSystemctl({ log }),
+      host: createHost({ log }),
       log,
       signal: controller.signal,
     });

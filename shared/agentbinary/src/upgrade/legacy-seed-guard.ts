@@ -1,6 +1,6 @@
-import { isRegularExecutable } from '@aks-flex-node/agentbinary';
 import { isLegacyReleased, removeLegacySeed, type HostRootPaths } from '@aks-flex-node/hostroot';
 import { AgentError, type Logger } from '@aks-flex-node/log';
+import { isRegularExecutable } from '../ensure-layout.js';
 
 /**
  * Runs before every switch. A release that predates the host root, once it is
@@ -32,7 +32,7 @@ export async function guardLegacySeed(
     );
   }
   if (!released) return;
-  await removeLegacySeed(log, paths);
+  await removeLegacySeed(paths, log);
   if (await isRegularExecutable(paths.legacySeed)) {
     throw new AgentError(
       'UPGRADE_REFUSED',

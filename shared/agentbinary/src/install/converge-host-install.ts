@@ -1,13 +1,10 @@
-import {
-  agentBinaryPathsUnder,
-  ensureAgentBinaryLayout,
-  installHostBinary,
-  type AgentBinaryPaths,
-} from '@aks-flex-node/agentbinary';
 import { migrateHostRoot, prepareHostRoot, resolveHostRoot } from '@aks-flex-node/hostroot';
 import { hostRootMarkers, hostRootSubdirs, type HostPaths } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
 import type { Systemctl } from '@aks-flex-node/systemd';
+import { agentBinaryPathsUnder, type AgentBinaryPaths } from '../agent-binary-paths.js';
+import { ensureAgentBinaryLayout } from '../ensure-layout.js';
+import { installHostBinary } from '../install-host-binary.js';
 import { renderServiceAssets, writeServiceAssets } from './service-assets.js';
 
 /** What {@link convergeHostInstall} needs. */
@@ -34,11 +31,11 @@ export interface ConvergeOptions {
  */
 export async function convergeHostInstall(options: ConvergeOptions): Promise<AgentBinaryPaths> {
   const { paths, log } = options;
-  await migrateHostRoot(log, paths, hostRootMarkers());
+  await migrateHostRoot(paths, log, hostRootMarkers());
   const binaryPaths = agentBinaryPathsUnder(await resolveHostRoot(paths));
   await installHostBinary(binaryPaths, {
     executable: options.executable,
-    prepare: () => prepareHostRoot(log, paths, hostRootSubdirs()),
+    prepare: () => prepareHostRoot(paths, log, hostRootSubdirs()),
     log,
   });
   await ensureAgentBinaryLayout(binaryPaths, log);

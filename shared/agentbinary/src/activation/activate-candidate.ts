@@ -1,28 +1,29 @@
-import {
-  activateHostDaemon,
-  agentBinaryPathsUnder,
-  createFileInspector,
-} from '@aks-flex-node/agentbinary';
 import type { ActivationResult } from '@aks-flex-node/api';
 import { migrateHostRoot, resolveHostRoot } from '@aks-flex-node/hostroot';
 import { hostRootMarkers, type HostPaths } from '@aks-flex-node/layout';
-import { withActivationLock } from '@aks-flex-node/lock';
+import {
+  holdSingleInstance,
+  withActivationLock,
+  type SingleInstanceGuard,
+} from '@aks-flex-node/lock';
 import { AgentError, isAgentError, type Logger } from '@aks-flex-node/log';
-import { holdSingleInstance, type SingleInstanceGuard } from '../socket/single-instance.js';
+import { agentBinaryPathsUnder } from '../agent-binary-paths.js';
 import { inspectCandidate } from '../upgrade/inspect-candidate.js';
 import { guardLegacySeed } from '../upgrade/legacy-seed-guard.js';
+import { activateInLayout } from './activate-in-layout.js';
+import { createFileInspector } from './activation-inspector.js';
 import { createFlexActivationService } from './flex-activation-service.js';
 import { refuseUnfinishedMove } from './refuse-unfinished-move.js';
-import { createServiceHost, type ServiceHost } from './service-host.js';
+import type { ServiceHost } from './service-host.js';
 
-/** What {@link activateHostAgent} needs. */
-export interface ActivateHostAgentOptions {
+/** What {@link activateCandidate} needs. */
+export interface ActivateCandidateOptions {
   paths: HostPaths;
   /** The candidate as the operator named it. */
   candidatePath: string;
   /** The private snapshot of its bytes: what is installed. */
   snapshotPath: string;
-  systemctl: ServiceHost['systemctl'];
+  host: ServiceHost;
   log: Logger;
   signal?: AbortSignal;
 }
@@ -38,8 +39,8 @@ export interface ActivateHostAgentOptions {
  * HOST_ROOT_REFUSED, UPGRADE_REFUSED, and UPGRADE_FAILED (switched, then
  * rolled back or not, as the message says).
  */
-export async function activateHostAgent(
-  options: ActivateHostAgentOptions,
+export async function activateCandidate(
+  options: ActivateCandidateOptions,
 ): Promise<ActivationResult> {
   const { paths, log } = options;
   return withActivationLock(
@@ -47,13 +48,17 @@ export async function activateHostAgent(
     async () => {
       const releaseGuard = once(await excludeDaemon(paths.socket));
       try {
-        await migrateHostRoot(log, paths, hostRootMarkers());
+        await migrateHostRoot(paths, log, hostRootMarkers());
         await refuseUnfinishedMove(paths);
         await guardLegacySeed(paths, log);
         const binaryPaths = agentBinaryPathsUnder(await resolveHostRoot(paths));
-        const host = createServiceHost(options.systemctl);
-        const service = createFlexActivationService({ paths, binaryPaths, host, log });
-        return await activateHostDaemon({
+        const service = createFlexActivationService({
+          paths,
+          binaryPaths,
+          host: options.host,
+          log,
+        });
+        return await activateInLayout({
           layout: binaryPaths,
           candidatePath: options.candidatePath,
           snapshotPath: options.snapshotPath,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fakeServiceHost, type FakeHostScript } from './test-fixtures.js';
+import { fakeServiceHost, type FakeHostScript } from './fake-service-host.js';
 import { waitForExecutable } from './wait-for-executable.js';
 
 const unit = 'aks-flex-node-agent.service';

@@ -1,11 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { AgentBinaryPaths } from '@aks-flex-node/agentbinary';
+import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { makeIoError, writeFileAtomic } from '@aks-flex-node/fs';
 import { unitNames, type HostPaths } from '@aks-flex-node/layout';
-import { errnoCode, type Logger } from '@aks-flex-node/log';
-import { recoveryScriptLiterals, recoveryScriptTemplate } from '@aks-flex-node/recovery';
-import { unitTemplates } from '@aks-flex-node/units';
+import { isNotFound, type Logger } from '@aks-flex-node/log';
+import {
+  recoveryScriptLiterals,
+  recoveryScriptTemplate,
+  unitTemplates,
+} from '@aks-flex-node/units';
 
 /** One file the product writes for systemd, with its mode. */
 export interface ServiceAsset {
@@ -64,7 +67,7 @@ async function currentContent(file: string): Promise<string | undefined> {
   try {
     return await readFile(file, 'utf8');
   } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return undefined;
+    if (isNotFound(error)) return undefined;
     throw makeIoError('read', file, error);
   }
 }

@@ -1,14 +1,14 @@
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { agentBinaryPathsUnder } from '@aks-flex-node/agentbinary';
 import type { ActivationServicePlan } from '@aks-flex-node/api';
 import { hostPathsUnder, unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { createSilentLogger } from '@aks-flex-node/log';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { agentBinaryPathsUnder } from '../agent-binary-paths.js';
 import { renderServiceAssets, writeServiceAssets } from '../install/service-assets.js';
+import { fakeServiceHost, type FakeHostScript } from './fake-service-host.js';
 import { createFlexActivationService } from './flex-activation-service.js';
-import { fakeServiceHost, type FakeHostScript } from './test-fixtures.js';
 
 const log = createSilentLogger();
 const unit = unitNames.agent;

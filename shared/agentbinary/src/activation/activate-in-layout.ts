@@ -10,8 +10,8 @@ import { switchActivationLinks } from './switch-activation-links.js';
 /** A failed activation's rollback runs on its own clock, whatever cancelled the caller (spec §3.6.2). */
 const rollbackTimeoutMs = 60_000;
 
-/** What {@link activateHostDaemon} needs. The caller holds the activation lock. */
-export interface ActivateOptions {
+/** What {@link activateInLayout} needs. The caller holds the activation lock. */
+export interface ActivateInLayoutOptions {
   layout: ActivationLayout;
   /** The candidate as the operator named it. */
   candidatePath: string;
@@ -39,7 +39,9 @@ export interface ActivateOptions {
  * UPGRADE_FAILED (the switch or the restart failed; the message says whether
  * the rollback succeeded).
  */
-export async function activateHostDaemon(options: ActivateOptions): Promise<ActivationResult> {
+export async function activateInLayout(
+  options: ActivateInLayoutOptions,
+): Promise<ActivationResult> {
   const { layout, service, log } = options;
   const signal = options.signal ?? new AbortController().signal;
   const plan = await planActivation(
@@ -85,7 +87,10 @@ function writtenFiles(plan: ActivationPlan, layout: ActivationLayout): string[] 
  * process would keep running a file no link names, and a rollback to it
  * would start something else.
  */
-async function refuseRunningTarget(plan: ActivationPlan, options: ActivateOptions): Promise<void> {
+async function refuseRunningTarget(
+  plan: ActivationPlan,
+  options: ActivateInLayoutOptions,
+): Promise<void> {
   const running = await options.service.runningExecutable(plan.service);
   if (running === undefined) return;
   for (const file of writtenFiles(plan, options.layout)) {
@@ -106,7 +111,10 @@ async function refuseRunningTarget(plan: ActivationPlan, options: ActivateOption
  * rollback target), then writes the candidate into the target slot and runs
  * it there. Returns whether last-good had to move first.
  */
-async function installCandidate(plan: ActivationPlan, options: ActivateOptions): Promise<boolean> {
+async function installCandidate(
+  plan: ActivationPlan,
+  options: ActivateInLayoutOptions,
+): Promise<boolean> {
   const { layout } = options;
   if (plan.initializeLayout && plan.activePath !== layout.blue) {
     await installFile(plan.activePath, layout.blue, { mode: 0o755 });
@@ -130,7 +138,7 @@ async function installCandidate(plan: ActivationPlan, options: ActivateOptions):
  */
 async function rollBack(
   plan: ActivationPlan,
-  options: ActivateOptions,
+  options: ActivateInLayoutOptions,
   cause: unknown,
 ): Promise<AgentError> {
   const { layout, service, log } = options;

@@ -1,19 +1,16 @@
-import { lstat } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  resolveIfPresent,
-  type ActivationService,
-  type AgentBinaryPaths,
-} from '@aks-flex-node/agentbinary';
 import type { ActivationServicePlan } from '@aks-flex-node/api';
-import { makeIoError } from '@aks-flex-node/fs';
+import { exists } from '@aks-flex-node/fs';
 import { unitNames, type HostPaths } from '@aks-flex-node/layout';
-import { AgentError, errnoCode, messageOf, type Logger } from '@aks-flex-node/log';
+import { AgentError, type Logger } from '@aks-flex-node/log';
+import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import {
   renderServiceAssets,
   serviceAssetsDiffer,
   writeServiceAssets,
 } from '../install/service-assets.js';
+import { resolveIfPresent } from '../resolve-link.js';
+import type { ActivationService } from './activation-service.js';
 import type { ServiceHost } from './service-host.js';
 import { waitForExecutable } from './wait-for-executable.js';
 
@@ -90,7 +87,7 @@ async function restartIfActive(
   }
   signal.throwIfAborted();
   await host.systemctl.resetFailed(unitNames.agent).catch((error: unknown) => {
-    log.warn({ err: messageOf(error) }, 'could not reset the agent unit; restarting anyway');
+    log.warn({ err: error }, 'could not reset the agent unit; restarting anyway');
   });
   await host.systemctl.restart(unitNames.agent);
 }
@@ -130,14 +127,4 @@ async function refusePendingUpgrade(signalFile: string): Promise<void> {
       hint: 'start the agent so it judges the pending AgentUpgrade (or let the recovery unit finish), then retry',
     },
   );
-}
-
-async function exists(file: string): Promise<boolean> {
-  try {
-    await lstat(file);
-    return true;
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT') return false;
-    throw makeIoError('inspect', file, error);
-  }
 }

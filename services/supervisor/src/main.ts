@@ -1,0 +1,98 @@
+import { convergeHostInstall, guardLegacySeed } from '@aks-flex-node/agentbinary';
+import type { VersionInfo } from '@aks-flex-node/api';
+import { readAgentConfig } from '@aks-flex-node/config';
+import { hostPaths } from '@aks-flex-node/layout';
+import { isActivationLockHeld } from '@aks-flex-node/lock';
+import { createLogger } from '@aks-flex-node/log';
+import { createHost } from '@aks-flex-node/systemd';
+import { buildApp } from './app.js';
+import { createHostRootService } from './host-root-service.js';
+import { createMutationQueue } from './mutation-queue.js';
+import { createStopRequest, runDaemon, waitForStopSignal } from './run-daemon.js';
+import { createOperationRegistry } from './upgrade/operation-registry.js';
+import { createReleaseArchives } from './upgrade/release-archives.js';
+import {
+  createSelfExitRestartExecutor,
+  createSystemdRestartExecutor,
+} from './upgrade/restart-executor.js';
+import { createStagedBinaries } from './upgrade/staged-binaries.js';
+import { combineUpgradeSources } from './upgrade/upgrade-sources.js';
+import { createUpgradeService } from './upgrade/upgrade-service.js';
+
+/** What starting the supervisor needs: the parsed command line and this build's version. */
+export interface SupervisorOptions {
+  configPath: string;
+  version: VersionInfo;
+}
+
+/**
+ * The supervisor's composition root: the one place its object graph is
+ * built. Nothing here touches the host; {@link runDaemon} takes the guard
+ * before the first effect. Resolves with the exit code.
+ */
+export async function runSupervisor(options: SupervisorOptions): Promise<number> {
+  // First, so a SIGTERM during start-up still ends in a clean close.
+  const stop = createStopRequest(waitForStopSignal());
+  const config = await readAgentConfig(options.configPath);
+  const log = createLogger({
+    level: config.agent?.logLevel ?? 'info',
+    bindings: { role: 'agent' },
+  });
+  const paths = hostPaths;
+  const host = createHost({ log });
+  // systemd sets INVOCATION_ID for the processes of a unit. Only then does the
+  // daemon own the units and restart through systemd; started by hand (tests,
+  // debugging) it only serves, and a restart stops it for its caller to rerun.
+  const managedBySystemd = process.env.INVOCATION_ID !== undefined;
+  const restart = managedBySystemd
+    ? createSystemdRestartExecutor(log)
+    : createSelfExitRestartExecutor(log, stop.request);
+  const queue = createMutationQueue({ lockPath: paths.activationLock, log });
+  const operations = createOperationRegistry();
+  const upgrades = createUpgradeService({
+    paths,
+    log,
+    queue,
+    registry: operations,
+    restart,
+    archives: combineUpgradeSources(
+      createReleaseArchives(paths.downloadsDir),
+      createStagedBinaries(),
+    ),
+    guard: () => guardLegacySeed(paths, log),
+    host,
+  });
+  const hostRoot = createHostRootService(paths, log);
+  return runDaemon({
+    paths,
+    log,
+    version: options.version,
+    stopSignal: stop.requested,
+    upgrades,
+    prepareHost: async () => {
+      await convergeHostInstall({
+        paths,
+        log,
+        executable: await host.runningExecutable(),
+        ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
+      });
+    },
+    buildApp: async (daemon) =>
+      buildApp({
+        log,
+        version: options.version,
+        hostRoot,
+        upgrades,
+        operations,
+        runMutation: (purpose, work) => queue.run(purpose, work),
+        isActivationInProgress: async () =>
+          queue.isBusy() || (await isActivationLockHeld(paths.activationLock)),
+        daemon: {
+          ...daemon,
+          startedAt: host.now(),
+          executable: await host.runningExecutable(),
+        },
+        now: () => host.now(),
+      }),
+  });
+}

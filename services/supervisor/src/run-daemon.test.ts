@@ -1,0 +1,126 @@
+import http from 'node:http';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fastify } from 'fastify';
+import { holdSingleInstance } from '@aks-flex-node/lock';
+import { createSilentLogger } from '@aks-flex-node/log';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createStopRequest, runDaemon, type DaemonOptions } from './run-daemon.js';
+
+const version = { version: '1.2.3', commit: 'abc', arch: 'x64', node: '24', capabilities: [] };
+
+/** A daemon's options over a temp socket path; `seen` records the lifecycle steps in order. */
+async function daemonOptions(overrides: Partial<DaemonOptions> = {}) {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'run-daemon-'));
+  onTestFinished(() => rm(tmp, { recursive: true, force: true }));
+  const socket = path.join(tmp, 'agent.sock');
+  const seen: string[] = [];
+  let stop: (reason: string) => void = () => undefined;
+  const options: DaemonOptions = {
+    paths: { socket },
+    log: createSilentLogger(),
+    version,
+    stabilityMs: 10,
+    stopSignal: new Promise<string>((resolve) => (stop = resolve)),
+    prepareHost: () => {
+      seen.push('prepare');
+      return Promise.resolve();
+    },
+    upgrades: {
+      judgeAtStart: () => {
+        seen.push('judge');
+        return Promise.resolve('no-signal' as const);
+      },
+      drain: () => {
+        seen.push('drain');
+        return Promise.resolve();
+      },
+    },
+    buildApp: (daemon) => {
+      seen.push(`build ${daemon.socket}`);
+      const app = fastify();
+      app.get('/v1/ping', () => ({ pid: daemon.pid }));
+      return Promise.resolve(app);
+    },
+    ...overrides,
+  };
+  return {
+    options,
+    seen,
+    socket,
+    stop: (reason: string) => {
+      stop(reason);
+    },
+  };
+}
+
+function get(socketPath: string, route: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ socketPath, path: route }, (response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        response.on('end', () => {
+          resolve(body);
+        });
+      })
+      .on('error', reject);
+  });
+}
+
+describe('runDaemon', () => {
+  it('serves on a self-bound socket once the host is prepared, judges after the stability interval, and exits 0 on stop', async () => {
+    const { options, seen, socket, stop } = await daemonOptions();
+    const running = runDaemon(options);
+    await expect.poll(() => seen.includes('judge')).toBe(true);
+    expect(JSON.parse(await get(socket, '/v1/ping'))).toEqual({ pid: process.pid });
+    stop('SIGTERM');
+    expect(await running).toBe(0);
+    expect(seen).toEqual(['prepare', 'build self-bound', 'judge', 'drain']);
+    // The guard is released: another daemon may start now.
+    const guard = await holdSingleInstance(socket);
+    await guard.release();
+  });
+
+  it('a second daemon on the same socket refuses before it prepares the host', async () => {
+    const { options, seen, socket } = await daemonOptions();
+    const first = await holdSingleInstance(socket);
+    onTestFinished(() => first.release());
+    await expect(runDaemon(options)).rejects.toMatchObject({ code: 'DAEMON_RUNNING' });
+    expect(seen).toEqual([]);
+  });
+
+  it('a refusal while preparing the host is fatal: nothing is served and the guard is released', async () => {
+    const refusal = new Error('seed copy does not run: noexec');
+    const { options, seen, socket } = await daemonOptions({
+      prepareHost: () => Promise.reject(refusal),
+    });
+    await expect(runDaemon(options)).rejects.toBe(refusal);
+    expect(seen).toEqual([]);
+    const guard = await holdSingleInstance(socket);
+    await guard.release();
+  });
+
+  it('a stop asked for before the judgement cancels it', async () => {
+    const { options, seen, stop } = await daemonOptions({ stabilityMs: 60_000 });
+    const running = runDaemon(options);
+    await expect.poll(() => seen.includes('build self-bound')).toBe(true);
+    stop('SIGINT');
+    expect(await running).toBe(0);
+    expect(seen).toEqual(['prepare', 'build self-bound', 'drain']);
+  });
+});
+
+describe('createStopRequest', () => {
+  it.each([
+    ['the external signal', 'external', 'SIGTERM'],
+    ['a stop the daemon asks for itself', 'internal', 'restart into current'],
+  ] as const)('stops on %s, whichever comes first', async (_name, which, reason) => {
+    let external: (value: string) => void = () => undefined;
+    const stop = createStopRequest(new Promise<string>((resolve) => (external = resolve)));
+    if (which === 'external') external(reason);
+    else stop.request(reason);
+    expect(await stop.requested).toBe(reason);
+  });
+});
