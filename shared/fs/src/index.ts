@@ -12,5 +12,7 @@ export { removeIfEmpty } from './remove-if-empty.js';
 export { removeIfExists } from './remove-if-exists.js';
 export { removeOwned } from './remove-owned.js';
 export { replaceSymlinkAtomic } from './replace-symlink-atomic.js';
+export { mountFacts } from './mount-facts.js';
 export { syncDirectory } from './sync-directory.js';
+export { syncFilesystem } from './sync-filesystem.js';
 export { writeFileAtomic } from './write-file-atomic.js';

@@ -23,15 +23,15 @@ export type CompletedPass = 'restart-queued' | 'moved';
  * Throws what the host's effects throw, HOST_ROOT_IO, or the undo's errors.
  */
 export async function completeMove(
-  log: Logger,
   paths: HostRootMovePaths,
+  log: Logger,
   host: MoveHost,
   settings: MoveSettings,
   self: string,
 ): Promise<CompletedPass> {
   // Before anything runs from the copy; a move interrupted after the rename
   // has not done it yet, and twice is harmless.
-  await prepareHostRoot(log, paths, settings.subdirs, { relabel: host.relabel });
+  await prepareHostRoot(paths, log, settings.subdirs, { relabel: host.relabel });
   failpoint(failpoints.moveRootPrepared);
   const runningFromLegacy = await isUnder(self, paths.legacy);
   if (runningFromLegacy) {
@@ -41,7 +41,7 @@ export async function completeMove(
     try {
       await host.verify(paths.root);
     } catch (error) {
-      return undoMove(log, paths, host, error);
+      return undoMove(paths, log, host, error);
     }
     failpoint(failpoints.moveCopyVerified);
   }
@@ -58,14 +58,14 @@ export async function completeMove(
     return 'restart-queued';
   }
   failpoint(failpoints.moveFinishUnitsRewritten);
-  await removeLegacyFiles(log, paths, settings);
+  await removeLegacyFiles(paths, log, settings);
   return 'moved';
 }
 
 /** Pass 2's removals, in the order a crash can resume from. */
 async function removeLegacyFiles(
-  log: Logger,
   paths: HostRootMovePaths,
+  log: Logger,
   settings: MoveSettings,
 ): Promise<void> {
   // removeOwned checks first: a file an earlier pass removed is fine.
@@ -74,7 +74,7 @@ async function removeLegacyFiles(
     failpoint(failpoints.moveLegacyFileRemoved);
   }
   for (const rel of deepestFirst(settings.dirs)) {
-    await removeEmptyDir(log, path.join(paths.legacy, rel));
+    await removeEmptyDir(path.join(paths.legacy, rel), log);
   }
   failpoint(failpoints.moveLegacyDirsRemoved);
   // Before the marker goes: otherwise a crash could keep the marker's removal

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { fileSha256, isNotFound, makeIoError, writeFileAtomic } from '@aks-flex-node/fs';
+import { fileSha256, makeIoError, writeFileAtomic } from '@aks-flex-node/fs';
+import { isNotFound } from '@aks-flex-node/log';
 
 /**
  * The digests in the record of daemon binaries that ran on a linked host

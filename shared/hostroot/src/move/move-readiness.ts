@@ -1,6 +1,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { fileSha256, isNotFound, makeIoError } from '@aks-flex-node/fs';
+import { fileSha256, makeIoError } from '@aks-flex-node/fs';
+import { isNotFound } from '@aks-flex-node/log';
 import { currentLinkFile, lastGoodLinkFile } from '@aks-flex-node/layout';
 import { messageOf } from '@aks-flex-node/log';
 import { resolveHostRoot } from '../resolve-host-root.js';

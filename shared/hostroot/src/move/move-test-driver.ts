@@ -41,7 +41,7 @@ function agentUnitNaming(paths: HostPaths, root: string): string {
 }
 
 async function run(paths: HostPaths, exe: string): Promise<unknown> {
-  await migrateHostRoot(log, paths, hostRootMarkers());
+  await migrateHostRoot(paths, log, hostRootMarkers());
   const real = systemMoveHost({
     rewriteUnits: async (root) => {
       await writeFileAtomic(
@@ -56,12 +56,12 @@ async function run(paths: HostPaths, exe: string): Promise<unknown> {
     queueRestart: () => note(paths, 'restarts', exe),
   });
   const host = { ...real, executable: () => Promise.resolve(exe) };
-  return reconcileHostRootMove(log, paths, host);
+  return reconcileHostRootMove(paths, log, host);
 }
 
 async function fresh(paths: HostPaths, exe: string): Promise<unknown> {
-  await migrateHostRoot(log, paths, hostRootMarkers());
-  await prepareHostRoot(log, paths, hostRootSubdirs());
+  await migrateHostRoot(paths, log, hostRootMarkers());
+  await prepareHostRoot(paths, log, hostRootSubdirs());
   const root = await resolveHostRoot(paths);
   const target = path.join(root, binaryFile);
   await installFile(exe, target, { mode: 0o755 });

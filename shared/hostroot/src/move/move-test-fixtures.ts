@@ -84,7 +84,7 @@ export function fakeMoveHost(layout: MoveLayout, exe: string): FakeMoveHost {
     probes: [],
     restarts: 0,
     executable: () => Promise.resolve(fake.exe),
-    relabel: (_log, root) => {
+    relabel: (root) => {
       fake.relabels.push(root);
       return Promise.resolve();
     },
@@ -123,7 +123,7 @@ export function runMove(
   host: FakeMoveHost,
   options: MoveOptions = {},
 ): Promise<MoveOutcome> {
-  return reconcileHostRootMove(log, l.move, host, options);
+  return reconcileHostRootMove(l.move, log, host, options);
 }
 
 async function legacyLayoutPresent(l: Layout): Promise<boolean[]> {
@@ -171,7 +171,7 @@ async function assertMoved(l: MoveLayout): Promise<void> {
     path.join(await realpath(l.root), greenSlotFile),
   );
   if (l.artifactsStaged) await assertArtifactsKept(l);
-  await migrateHostRoot(log, l.paths, markers);
+  await migrateHostRoot(l.paths, log, markers);
   expect(await hostRootState(l.paths)).toBe('installed');
 }
 
@@ -180,7 +180,7 @@ export async function finish(l: MoveLayout, host: FakeMoveHost): Promise<void> {
   const restarts = host.restarts;
   const verifies = host.verifies.length;
   host.exe = fromRoot(l);
-  await migrateHostRoot(log, l.paths, markers);
+  await migrateHostRoot(l.paths, log, markers);
   expect(await runMove(l, host)).toEqual({ kind: 'moved' });
   expect(host.restarts).toBe(restarts);
   expect(host.verifies.length).toBe(verifies);

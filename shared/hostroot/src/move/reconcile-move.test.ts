@@ -106,7 +106,7 @@ const cases: Record<string, () => Promise<MoveLayout>> = {
     expect(host.rewrites[0]!.legacyCurrent).toBe('green');
     expect(await hostRootState(l.paths)).toBe('moving');
     host.rewriteError = undefined;
-    await migrateHostRoot(log, l.paths, markers);
+    await migrateHostRoot(l.paths, log, markers);
     await assertRestarting(l, host, await runMove(l, host));
     await finish(l, host);
     return l;
@@ -158,7 +158,7 @@ const cases: Record<string, () => Promise<MoveLayout>> = {
     await stageLegacyFiles(l.paths, hostLayoutFiles());
     await rm(l.root);
     expect(await hostRootState(l.paths)).toBe('absent');
-    await migrateHostRoot(log, l.paths, markers);
+    await migrateHostRoot(l.paths, log, markers);
     await assertRestarting(l, host, await runMove(l, host));
     expect(host.relabels).toEqual([l.root]);
     await finish(l, host);
@@ -167,11 +167,11 @@ const cases: Record<string, () => Promise<MoveLayout>> = {
   'hostroot#64 a move interrupted after the rename is laid out and relabelled when resumed':
     async () => {
       const { l, host } = await readyHost();
-      await swapInCopy(log, l.paths, hostLayoutFiles());
+      await swapInCopy(l.paths, log, hostLayoutFiles());
       expect(await kindAt(path.join(l.root, 'lib'))).toBe('directory');
       expect(await kindAt(path.join(l.root, 'libexec'))).toBe('directory');
       await rm(path.join(l.root, 'libexec'), { recursive: true });
-      await migrateHostRoot(log, l.paths, markers);
+      await migrateHostRoot(l.paths, log, markers);
       await assertRestarting(l, host, await runMove(l, host));
       expect(host.relabels).toEqual([l.root]);
       expect(permissions((await stat(path.join(l.root, 'libexec'))).mode)).toBe(0o755);
@@ -180,11 +180,11 @@ const cases: Record<string, () => Promise<MoveLayout>> = {
     },
   'hostroot#65 pass 2 resumes part-way through the legacy removals': async () => {
     const { l, host } = await readyHost();
-    await swapInCopy(log, l.paths, hostLayoutFiles());
+    await swapInCopy(l.paths, log, hostLayoutFiles());
     await rm(at(l, blueSlotFile));
     await rm(at(l, currentLinkFile));
     host.exe = fromRoot(l);
-    await migrateHostRoot(log, l.paths, markers);
+    await migrateHostRoot(l.paths, log, markers);
     await finish(l, host);
     expect(host.verifies).toHaveLength(0);
     return l;
@@ -326,7 +326,7 @@ describe('reconcileHostRootMove leaves other hosts alone', () => {
 describe('reconcileHostRootMove while moving', () => {
   it('hostroot#58 a resumed move records no digest: only a linked host reads the record', async () => {
     const { l, host } = await readyHost();
-    await swapInCopy(log, l.paths, hostLayoutFiles());
+    await swapInCopy(l.paths, log, hostLayoutFiles());
     await rm(l.move.digestRecord);
     expect(await runMove(l, host)).toEqual({ kind: 'restart-queued' });
     expect(await kindAt(l.move.digestRecord)).toBe('missing');

@@ -46,8 +46,8 @@ export type MoveOutcome =
  * is `moving` (see {@link isHostRootMoveUnfinished}) keep the gate shut.
  */
 export async function reconcileHostRootMove(
-  log: Logger,
   paths: HostRootMovePaths,
+  log: Logger,
   host: MoveHost,
   options: MoveOptions = {},
 ): Promise<MoveOutcome> {
@@ -62,16 +62,16 @@ export async function reconcileHostRootMove(
       const self = await host.executable();
       log.info({ root: paths.root, self }, "finishing the move of the agent's files");
       // The record is not updated here: only a linked host reads it.
-      return { kind: await completeMove(log, paths, host, settings, self) };
+      return { kind: await completeMove(paths, log, host, settings, self) };
     }
     case 'linked':
-      return moveLinkedHost(log, paths, host, settings);
+      return moveLinkedHost(paths, log, host, settings);
   }
 }
 
 async function moveLinkedHost(
-  log: Logger,
   paths: HostRootMovePaths,
+  log: Logger,
   host: MoveHost,
   settings: MoveSettings,
 ): Promise<MoveOutcome> {
@@ -101,8 +101,8 @@ async function moveLinkedHost(
     { root: paths.root, legacy: paths.legacy },
     "moving the agent's files into the host root",
   );
-  await swapInCopy(log, paths, settings.files);
-  return { kind: await completeMove(log, paths, host, settings, self) };
+  await swapInCopy(paths, log, settings.files);
+  return { kind: await completeMove(paths, log, host, settings, self) };
 }
 
 /**
@@ -118,5 +118,5 @@ export async function isHostRootMoveUnfinished(paths: HostRootPaths): Promise<bo
 
 /** {@link reconcileHostRootMove} on the production paths (`/opt/unbounded/agent`, `/usr/local`); throws as it does. */
 export function reconcileMove(log: Logger, host: MoveHost): Promise<MoveOutcome> {
-  return reconcileHostRootMove(log, hostPaths, host);
+  return reconcileHostRootMove(hostPaths, log, host);
 }

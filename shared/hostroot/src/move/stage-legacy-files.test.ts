@@ -87,7 +87,7 @@ describe('stageLegacyFiles', () => {
     await touch(path.join(real, greenSlotFile), 'green');
     await link(path.join(real, currentLinkFile), path.join(l.legacy, greenSlotFile));
     await link(path.join(real, lastGoodLinkFile), path.join(real, blueSlotFile));
-    await migrateHostRoot(log, l.paths, markers);
+    await migrateHostRoot(l.paths, log, markers);
     await stageLegacyFiles(l.paths, hostLayoutFiles());
     const final = path.join(await realpath(l.parent), 'agent');
     expect(await readlink(path.join(l.staging, currentLinkFile))).toBe(
@@ -129,7 +129,7 @@ describe('swapInCopy', () => {
   it('hostroot#51 the copy replaces the link: moving, staging gone, links lead into the copy', async () => {
     const l = await legacyHost();
     await rm(path.join(l.legacy, 'libexec'), { recursive: true });
-    await swapInCopy(log, l.paths, hostLayoutFiles());
+    await swapInCopy(l.paths, log, hostLayoutFiles());
     expect(await hostRootState(l.paths)).toBe('moving');
     expect(await kindAt(path.join(l.root, 'libexec'))).toBe('missing');
     expect(await kindAt(l.staging)).toBe('missing');

@@ -2,15 +2,8 @@ import { constants } from 'node:fs';
 import { chmod, copyFile, lstat, mkdir, open, readlink, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
-import {
-  canonicalPath,
-  cleanPath,
-  isNotFound,
-  makeIoError,
-  mkdirMode,
-  syncDirectory,
-} from '@aks-flex-node/fs';
-import { AgentError } from '@aks-flex-node/log';
+import { canonicalPath, cleanPath, makeIoError, mkdirMode, syncDirectory } from '@aks-flex-node/fs';
+import { AgentError, isNotFound } from '@aks-flex-node/log';
 import { movingMarkerName } from '@aks-flex-node/layout';
 import { parentOf, stagingOf, type HostRootPaths } from '../host-root-paths.js';
 import { rebaseLinkTarget } from './rebase-link-target.js';

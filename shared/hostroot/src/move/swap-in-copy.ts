@@ -11,8 +11,8 @@ import { stageLegacyFiles } from './stage-legacy-files.js';
  * Units still name the legacy root, whose files all stay. Throws HOST_ROOT_IO.
  */
 export async function swapInCopy(
-  log: Logger,
   paths: HostRootPaths,
+  log: Logger,
   files: readonly string[],
 ): Promise<void> {
   await stageLegacyFiles(paths, files);

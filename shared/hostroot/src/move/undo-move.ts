@@ -21,8 +21,8 @@ import type { MoveHost } from './move-host.js';
  * naming both failures when it could not be.
  */
 export async function undoMove(
-  log: Logger,
   paths: HostRootPaths,
+  log: Logger,
   host: MoveHost,
   cause: unknown,
 ): Promise<never> {
