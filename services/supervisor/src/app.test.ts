@@ -46,7 +46,7 @@ async function build(options: { blockMigration?: boolean; upgrades?: UpgradeServ
     version: {
       version: '1.2.3',
       commit: 'abc',
-      arch: 'x64',
+      arch: 'amd64',
       node: '24',
       capabilities: ['host-root'],
     },

@@ -7,7 +7,7 @@ export { defaultMaxExtractedBytes } from './extract-options.js';
 export type { ExtractExactMemberOptions } from './extract-options.js';
 export { extractExactMember } from './extract-exact-member.js';
 export { redactUrl } from './redact-url.js';
-export { releaseArchiveMember } from './release-archive-member.js';
+export { releaseArch, releaseArchiveMember, releaseArchiveName } from './release-archive-member.js';
 export type { DownloadProgress } from './throttle-progress.js';
 export { parseUpgradeSource } from './upgrade-source.js';
 export type { UpgradeSource, UpgradeSourceInput } from './upgrade-source.js';
