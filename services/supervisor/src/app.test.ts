@@ -40,7 +40,11 @@ let fake: Fake;
 
 async function build(options: { blockMigration?: boolean; upgrades?: UpgradeService } = {}) {
   const log = createSilentLogger();
-  const queue = createMutationQueue({ lockPath: path.join(tmp, 'run/activation.lock'), log });
+  const queue = createMutationQueue({
+    lockPath: path.join(tmp, 'run/activation.lock'),
+    goLockPath: path.join(tmp, 'run/aks-flex-node-agent-upgrade.lock'),
+    log,
+  });
   const deps: SupervisorDeps = {
     log,
     version: {

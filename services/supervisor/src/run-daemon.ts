@@ -60,7 +60,11 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
       passedFd === undefined
         ? { kind: 'self-bound', socketPath: paths.socket }
         : { kind: 'systemd', fd: passedFd };
-    const queue = createMutationQueue({ lockPath: paths.activationLock, log });
+    const queue = createMutationQueue({
+      lockPath: paths.activationLock,
+      goLockPath: paths.goUpgradeLock,
+      log,
+    });
     const operations = createOperationRegistry();
     const upgrades = createUpgradeService({
       paths,

@@ -43,6 +43,12 @@ export interface HostPaths {
   readonly stateDir: string;
   /** One JSON record per finished operation, so a result outlives the daemon that produced it. */
   readonly operationsDir: string;
+  /**
+   * The Go releases' activation lock, a flock(2) they take for upgrades,
+   * recovery and their scripts. Every holder of {@link activationLock} holds
+   * it too, so a Go release left as last-good is excluded as well.
+   */
+  readonly goUpgradeLock: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -68,6 +74,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     legacySeed: at('/usr/local/bin/aks-flex-node'),
     stateDir: at('/var/lib/aks-flex-node'),
     operationsDir: at('/var/lib/aks-flex-node/operations'),
+    goUpgradeLock: at('/run/aks-flex-node-agent-upgrade.lock'),
   };
 }
 

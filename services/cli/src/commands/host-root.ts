@@ -38,7 +38,12 @@ async function migrate(): Promise<HostRootResponse> {
   }
   const log = createSilentLogger();
   const result = await withActivationLock(
-    { lockPath: hostPaths.activationLock, log, purpose: 'a host-root migration' },
+    {
+      lockPath: hostPaths.activationLock,
+      goLockPath: hostPaths.goUpgradeLock,
+      log,
+      purpose: 'a host-root migration',
+    },
     () => migrateAndDescribe(hostPaths, log),
   );
   return result.after;

@@ -47,7 +47,12 @@ export async function runStart(args: string[]): Promise<number> {
   // No daemon answers, so this process is the one writer of the layout; the
   // lock keeps an offline reset or recovery from interleaving with it.
   await withActivationLock(
-    { lockPath: hostPaths.activationLock, log, purpose: 'the installation' },
+    {
+      lockPath: hostPaths.activationLock,
+      goLockPath: hostPaths.goUpgradeLock,
+      log,
+      purpose: 'the installation',
+    },
     () => convergeHostInstall({ paths: hostPaths, log, executable, systemctl }),
   );
   const units = [unitNames.agentSocket, unitNames.agent];

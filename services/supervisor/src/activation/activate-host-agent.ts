@@ -43,7 +43,12 @@ export async function activateHostAgent(
 ): Promise<ActivationResult> {
   const { paths, log } = options;
   return withActivationLock(
-    { lockPath: paths.activationLock, log, purpose: 'a direct activation' },
+    {
+      lockPath: paths.activationLock,
+      goLockPath: paths.goUpgradeLock,
+      log,
+      purpose: 'a direct activation',
+    },
     async () => {
       const releaseGuard = once(await excludeDaemon(paths.socket));
       try {
