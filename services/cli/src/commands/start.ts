@@ -41,7 +41,6 @@ export async function runStart(args: string[]): Promise<number> {
     level: 'info',
     destination: process.stderr,
   });
-  await installConfig(flags.config, log);
   const systemctl = createSystemctl({ log });
   const executable = await realpath(process.execPath);
   // No daemon answers, so this process is the one writer of the layout; the
@@ -53,7 +52,11 @@ export async function runStart(args: string[]): Promise<number> {
       log,
       purpose: 'the installation',
     },
-    () => convergeHostInstall({ paths: hostPaths, log, executable, systemctl }),
+    async () => {
+      // Under the lock too: a refused start leaves even the config as it was.
+      await installConfig(flags.config, log);
+      await convergeHostInstall({ paths: hostPaths, log, executable, systemctl });
+    },
   );
   const units = [unitNames.agentSocket, unitNames.agent];
   await systemctl.enable(units);
