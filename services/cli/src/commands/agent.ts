@@ -14,6 +14,7 @@ import {
 } from '@aks-flex-node/supervisor';
 import { createSystemctl } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
+import { requireRoot } from '../require-root.js';
 import { versionInfo } from '../build-info.js';
 
 /**
@@ -24,6 +25,7 @@ export async function runAgent(args: string[]): Promise<number> {
   const flags = parseCommandArgs('agent', args, {
     config: { type: 'string', default: hostPaths.configFile },
   });
+  requireRoot('agent', "the daemon owns the agent's files, units and socket");
   const stopSignal = waitForStopSignal();
   const config = await readAgentConfig(flags.config);
   const log = createLogger({
