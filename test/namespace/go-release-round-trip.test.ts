@@ -19,7 +19,6 @@ if (unavailable !== undefined) {
   console.warn(`SKIPPED test/namespace/go-release-round-trip: ${unavailable}`);
 }
 
-const D = '$';
 const goRelease = path.resolve(import.meta.dirname, '../fixtures/go-release.sh');
 /** The release archive the build wrote beside the binary, as the Go releases name it. */
 const ourArchive = path.join(
