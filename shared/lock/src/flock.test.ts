@@ -105,3 +105,37 @@ describe('tryFlock', () => {
     );
   });
 });
+
+describe('tryFlock in a process with nothing else to do', () => {
+  it('release keeps the process alive until the lock is freed, and the work after it runs', async () => {
+    const dir2 = await mkdtemp(path.join(os.tmpdir(), 'flock-alive-'));
+    try {
+      const bundle = path.join(dir2, 'release.mjs');
+      await build({
+        stdin: {
+          contents: `import { tryFlock } from ${JSON.stringify(path.join(import.meta.dirname, 'flock.ts'))};
+            const handle = await tryFlock(process.argv[2]);
+            await handle.release();
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            console.log('after release');`,
+          resolveDir: import.meta.dirname,
+          loader: 'ts',
+        },
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        outfile: bundle,
+        logLevel: 'silent',
+      });
+      const child = spawn(process.execPath, [bundle, path.join(dir2, 'x.lock')], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect({ code, out }).toEqual({ code: 0, out: 'after release\n' });
+    } finally {
+      await rm(dir2, { recursive: true, force: true });
+    }
+  }, 15_000);
+});

@@ -92,6 +92,10 @@ export async function tryFlock(lockPath: string): Promise<FlockHandle | undefine
     path: lockPath,
     release: () => {
       released ??= (async () => {
+        // Ref'd again while we wait for the child to end: awaiting an unref'd
+        // child alone would let the event loop run dry and the process exit
+        // in the middle of its caller's work.
+        child.ref();
         child.stdin.end();
         if (child.exitCode === null && child.signalCode === null) await exited;
       })();
