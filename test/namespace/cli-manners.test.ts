@@ -34,7 +34,9 @@ describe.skipIf(unavailable !== undefined)('the command line', () => {
     expect(seen.topShort).toBe(seen.top);
     for (const command of commands) {
       expect(seen[command.replaceAll('-', '_')], command).toMatch(
-        new RegExp(`^0 usage: aks-flex-node ${command} .* err=0$|^0 usage: aks-flex-node ${command} err=0$`),
+        new RegExp(
+          `^0 usage: aks-flex-node ${command} .* err=0$|^0 usage: aks-flex-node ${command} err=0$`,
+        ),
       );
     }
     expect(seen.upgradeShort).toBe(seen.agent_upgrade);
