@@ -16,7 +16,7 @@ export async function inspectCandidate(slot: string, paths: HostRootPaths): Prom
   const info = await readVersionInfo(slot);
   const state = await hostRootState(paths);
   const needsHostRoot = state === 'installed' || state === 'moving';
-  if (needsHostRoot && !(await knowsHostRoot(slot, info))) {
+  if (needsHostRoot && !(await knowsHostRoot(slot, info, paths.root))) {
     const what =
       info.version === olderRelease
         ? 'has no `host-root` command that prints one path'
@@ -42,18 +42,26 @@ const olderRelease = 'unknown (a release without version --json)';
  * command but no `version --json`, so the capability this product announces
  * is only a shortcut, never required.
  */
-async function knowsHostRoot(slot: string, info: VersionInfo): Promise<boolean> {
+async function knowsHostRoot(slot: string, info: VersionInfo, root: string): Promise<boolean> {
   if (info.capabilities.includes('host-root')) return true;
+  let output: string;
   try {
-    const output = await checkBinaryRuns(slot, {
-      args: ['host-root'],
-      timeoutMs: versionTimeoutMs,
-    });
-    return isOneBarePath(output);
+    output = await checkBinaryRuns(slot, { args: ['host-root'], timeoutMs: versionTimeoutMs });
   } catch {
     // A release without the command fails it: it predates the host root.
     return false;
   }
+  if (!isOneBarePath(output)) return false;
+  // As the Go guard compares it: a release that would look elsewhere cannot serve this host.
+  const used = output.trim();
+  if (used !== root) {
+    throw new AgentError(
+      'UPGRADE_REFUSED',
+      `the candidate uses the host root ${used}, but this host uses ${root}`,
+      { path: slot, hint: 'upgrade to a release built for this host root' },
+    );
+  }
+  return true;
 }
 
 /** One absolute path and its newline, nothing else: what the Go guard compares. */
