@@ -77,6 +77,7 @@ export function createMutationQueue(options: {
         purpose,
         timeoutMs,
         intervalMs: 1_000,
+        waitForGoRelease: true,
       }),
   };
 }

@@ -117,6 +117,7 @@ describe("the Go releases' flock, held with the activation lock", () => {
     await mkdir(path.dirname(goLockPath), { recursive: true });
     // As the Go releases hold it: flock(2) on the same path by another process.
     const goRelease = spawn('flock', ['--no-fork', goLockPath, 'sleep', '30'], { stdio: 'ignore' });
+    const goReleaseExited = once(goRelease, 'exit');
     try {
       while (!flockHeld(goLockPath)) await new Promise((resolve) => setTimeout(resolve, 20));
       const started = Date.now();
@@ -137,9 +138,20 @@ describe("the Go releases' flock, held with the activation lock", () => {
       ).rejects.toSatisfy((error) => isAgentError(error, 'ACTIVATION_IN_PROGRESS'));
       expect(Date.now() - started).toBeLessThan(2_000);
       expect(await isActivationLockHeld(lockPath)).toBe(false);
+      // Judging at start waits for it instead, and runs once the Go release lets go.
+      const judged = retryWhileActivationBusy(
+        () =>
+          withActivationLock({ lockPath, goLockPath, log, purpose: 'judging' }, () =>
+            Promise.resolve('judged'),
+          ),
+        { log, purpose: 'judging', timeoutMs: 10_000, intervalMs: 50, waitForGoRelease: true },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      goRelease.kill('SIGKILL');
+      expect(await judged).toBe('judged');
     } finally {
       goRelease.kill('SIGKILL');
-      await once(goRelease, 'exit');
+      await goReleaseExited;
     }
     const lock = await acquireActivationLock({ lockPath, goLockPath, log, purpose: 'x' });
     await lock.release();

@@ -164,6 +164,13 @@ export interface RetryWhileBusyOptions {
   /** How long to keep trying before the ACTIVATION_IN_PROGRESS refusal stands. */
   timeoutMs: number;
   intervalMs: number;
+  /**
+   * Wait for a Go release's flock too, instead of refusing at once. Only for
+   * work nobody else will do if it gives up (judging at daemon start): the
+   * Go releases' scripts hold their flock for seconds, and a daemon that gave
+   * up would leave the signal pending until its next start.
+   */
+  waitForGoRelease?: boolean;
 }
 
 /**
@@ -185,7 +192,7 @@ export async function retryWhileActivationBusy<T>(
       if (!isAgentError(error, 'ACTIVATION_IN_PROGRESS') || Date.now() > deadline) throw error;
       // A flock is freed the moment its holder dies, so it is never stale:
       // a Go release holding it is at work, and waiting would only delay the refusal.
-      if (heldByGoRelease.has(error)) throw error;
+      if (heldByGoRelease.has(error) && options.waitForGoRelease !== true) throw error;
       options.log.info({ purpose: options.purpose }, 'the activation lock is busy; trying again');
       await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
     }
