@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // Builds the single executable and the release archive:
 //   dist/aks-flex-node                                   (Node.js SEA, runs with no Node on the host)
-//   dist/aks-flex-node-<version>-linux-<arch>.tar.gz     (single member aks-flex-node-linux-<arch>)
-//   dist/aks-flex-node-<version>-linux-<arch>.tar.gz.sha256
+//   dist/aks-flex-node-linux-<arch>.tar.gz               (single member aks-flex-node-linux-<arch>)
+//   dist/aks-flex-node-linux-<arch>.tar.gz.sha256
+// <arch> is amd64 or arm64, as the Go releases spell it (scripts/release-archive.mjs).
 // Usage: node scripts/build.mjs [--version V] [--out DIR] [--no-archive]
 // Tests build a second version into another directory to upgrade to it.
 import { execFileSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
@@ -19,6 +19,7 @@ import {
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
+import { writeReleaseArchive } from './release-archive.mjs';
 
 const workspace = path.resolve(import.meta.dirname, '..');
 const { values: flags } = parseArgs({
@@ -29,7 +30,8 @@ const { values: flags } = parseArgs({
   },
 });
 
-const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
+// Node's spelling, for the pinned node-linux-<arch> package; release names use amd64/arm64.
+const nodeArch = process.arch === 'arm64' ? 'arm64' : 'x64';
 const version = flags.version ?? process.env.AKS_FLEX_NODE_VERSION ?? readWorkspaceVersion();
 const commit = gitCommit();
 const outDir = path.resolve(flags.out);
@@ -65,7 +67,7 @@ function log(message) {
 
 // The SEA must embed the same Node.js the workspace pins, never whatever node is on PATH.
 function pinnedNode() {
-  const binary = path.join(workspace, 'node_modules', `node-linux-${arch}`, 'bin', 'node');
+  const binary = path.join(workspace, 'node_modules', `node-linux-${nodeArch}`, 'bin', 'node');
   const actual = execFileSync(binary, ['--version'], { encoding: 'utf8' }).trim();
   if (!actual.startsWith('v24.')) throw new Error(`${binary} is ${actual}, expected Node.js 24`);
   return binary;
@@ -138,35 +140,12 @@ function makeSea(node, script, target) {
   );
 }
 
-function makeArchive(binary) {
-  const member = `aks-flex-node-linux-${arch}`;
-  const archive = path.join(outDir, `aks-flex-node-${version}-linux-${arch}.tar.gz`);
-  const stage = path.join(workDir, 'archive');
-  mkdirSync(stage, { recursive: true });
-  copyFileSync(binary, path.join(stage, member));
-  chmodSync(path.join(stage, member), 0o755);
-  // Fixed owner and no directory entry: the archive holds exactly one regular file.
-  execFileSync('tar', [
-    '-C',
-    stage,
-    '--owner=0',
-    '--group=0',
-    '--numeric-owner',
-    '-czf',
-    archive,
-    member,
-  ]);
-  const digest = createHash('sha256').update(readFileSync(archive)).digest('hex');
-  writeFileSync(`${archive}.sha256`, `${digest}  ${path.basename(archive)}\n`);
-  return archive;
-}
-
 async function main() {
   const node = pinnedNode();
   rmSync(workDir, { recursive: true, force: true });
   mkdirSync(workDir, { recursive: true });
   const script = path.join(workDir, 'aks-flex-node.cjs');
-  log(`bundling version ${version} (commit ${commit}) for linux-${arch}`);
+  log(`bundling version ${version} (commit ${commit}) for linux-${nodeArch}`);
   await bundle(path.join(workspace, 'services/cli/src/main.ts'), script);
   const binary = path.join(outDir, 'aks-flex-node');
   log('making the single executable');
@@ -175,7 +154,9 @@ async function main() {
   const staged = path.join(workDir, 'aks-flex-node');
   makeSea(node, script, staged);
   renameSync(staged, binary);
-  if (!flags['no-archive']) log(`wrote ${makeArchive(binary)}`);
+  if (!flags['no-archive']) {
+    log(`wrote ${writeReleaseArchive({ binary, outDir, workDir })}`);
+  }
   rmSync(workDir, { recursive: true, force: true });
   log(`wrote ${binary}`);
   if (!flags['no-archive']) writeIgnitionAssets(node);

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import path from 'node:path';
+import { releaseArchiveName } from '../../scripts/release-archive.mjs';
 
 const workspace = path.resolve(import.meta.dirname, '../..');
 
@@ -18,8 +19,7 @@ export function secondBuild(version = '0.2.0-test'): {
   const dir =
     process.env.AKS_FLEX_NODE_SECOND_BUILD_DIR ??
     mkdtempSync(path.join('/var/tmp', 'aks-flex-node-second-build-'));
-  const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
-  const archive = path.join(dir, `aks-flex-node-${version}-linux-${arch}.tar.gz`);
+  const archive = path.join(dir, releaseArchiveName());
   if (!existsSync(archive)) {
     execFileSync(
       process.execPath,

@@ -22,7 +22,7 @@ echo '{}' > /etc/cfg.json
 daemon=$!
 trap 'kill -TERM "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null || true' EXIT
 for _ in $(seq 1 100); do "$BINARY" status >/dev/null 2>&1 && break; sleep 0.1; done
-member=aks-flex-node-linux-x64
+member=aks-flex-node-linux-amd64
 [ "$(uname -m)" = aarch64 ] && member=aks-flex-node-linux-arm64
 layout_hash() {
   find /opt/unbounded -printf '%p %y %m %l\n' | sort | sha256sum | cut -c1-16
@@ -41,7 +41,7 @@ refused() { # NAME [extra agent-upgrade args]: upgrade, and report the exit code
   sed "s/^/$1 /" "/tmp/$1.err"
 }
 good_script='#!/bin/sh
-echo "{\"version\":\"9.9.9\",\"commit\":\"x\",\"arch\":\"x64\",\"node\":\"none\",\"capabilities\":[\"host-root\"]}"'
+echo "{\"version\":\"9.9.9\",\"commit\":\"x\",\"arch\":\"amd64\",\"node\":\"none\",\"capabilities\":[\"host-root\"]}"'
 stage() { mkdir -p "/tmp/stage-$1"; }
 `;
 

@@ -1,4 +1,5 @@
 import { capabilities, type VersionInfo } from '@aks-flex-node/api';
+import { releaseArch } from '@aks-flex-node/archive';
 
 // Replaced by scripts/build.mjs at build time (esbuild `define`). Unbuilt runs
 // (unit tests) see the fallbacks below.
@@ -18,7 +19,8 @@ export function versionInfo(): VersionInfo {
   return {
     version: buildVersion,
     commit: buildCommit,
-    arch: process.arch,
+    // Spelled as the Go releases spell it (amd64, arm64), like the release archive's name.
+    arch: releaseArch(),
     node: process.versions.node,
     capabilities: [...capabilities],
   };

@@ -14,7 +14,16 @@ export function withLockWhenFree<T>(
   timeoutMs = 20_000,
 ): Promise<T> {
   return retryWhileActivationBusy(
-    () => withActivationLock({ lockPath: hostPaths.activationLock, log, purpose }, work),
+    () =>
+      withActivationLock(
+        {
+          lockPath: hostPaths.activationLock,
+          goLockPath: hostPaths.goUpgradeLock,
+          log,
+          purpose,
+        },
+        work,
+      ),
     { log, purpose, timeoutMs, intervalMs: 500 },
   );
 }

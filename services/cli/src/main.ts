@@ -1,5 +1,6 @@
 import { exitCodes } from '@aks-flex-node/api';
 import { printLine, reportError } from './output.js';
+import { asksForHelp, topUsage, usageOf } from './usage.js';
 
 /**
  * Every role is this one executable. The entry dispatches first and each
@@ -35,38 +36,26 @@ async function loadSupervisor(): Promise<(args: string[]) => Promise<number>> {
   return (args) => runAgent(args, runSupervisor);
 }
 
-const usage = `usage: aks-flex-node <command> [flags]
-
-commands:
-  version [--json]                 print this build's version
-  status [--json]                  what the running daemon reports
-  host-root [--planned] [--json]   where the agent's files are (or will be)
-  host-root --migrate [--json]     link an earlier release's installation (asks the daemon)
-  start [--config PATH] [--json]   install this binary as the agent and start it (root)
-  agent-upgrade --url URL [--sha256 HEX] [--json]
-                                   upgrade the agent blue/green from a release archive
-  agent-upgrade --candidate PATH [--preflight] [--json]
-                                   activate a binary already on the host (--preflight: plan only)
-  recover-agent-upgrade --message TEXT
-                                   restore last-good after a failed upgrade (the recovery unit runs it)
-  agent --config PATH              run the daemon (as the agent unit does)
-  help                             print this text
-
-See docs/cli.md for every command and its exit codes.`;
-
 function runHelp(): Promise<number> {
-  printLine(usage);
+  printLine(topUsage);
   return Promise.resolve(0);
 }
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
+  // Help and --version before anything is loaded: they must work on any host, as any user.
+  if (name === '-h' || name === '--help') return runHelp();
+  if (name === '--version') return (await commands.version?.())?.([]) ?? 0;
   const load = name === undefined ? undefined : commands[name];
-  if (load === undefined) {
+  if (name === undefined || load === undefined) {
     process.stderr.write(
-      `error: ${name === undefined ? 'no command given' : `unknown command "${name}"`}\n${usage}\n`,
+      `error: ${name === undefined ? 'no command given' : `unknown command "${name}"`}\n${topUsage}\n`,
     );
     return exitCodes.usage.code;
+  }
+  if (asksForHelp(args)) {
+    printLine(usageOf(name));
+    return 0;
   }
   try {
     const run = await load();

@@ -45,13 +45,17 @@ let fake: Fake;
 
 async function build(options: { blockMigration?: boolean; upgrades?: UpgradeService } = {}) {
   const log = createSilentLogger();
-  const queue = createMutationQueue({ lockPath: path.join(tmp, 'run/activation.lock'), log });
+  const queue = createMutationQueue({
+    lockPath: path.join(tmp, 'run/activation.lock'),
+    goLockPath: path.join(tmp, 'run/aks-flex-node-agent-upgrade.lock'),
+    log,
+  });
   const deps: SupervisorDeps = {
     log,
     version: {
       version: '1.2.3',
       commit: 'abc',
-      arch: 'x64',
+      arch: 'amd64',
       node: '24',
       capabilities: ['host-root'],
     },

@@ -47,7 +47,11 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   const restart = managedBySystemd
     ? createSystemdRestartExecutor(log)
     : createSelfExitRestartExecutor(log, stop.request);
-  const queue = createMutationQueue({ lockPath: paths.activationLock, log });
+  const queue = createMutationQueue({
+    lockPath: paths.activationLock,
+    goLockPath: paths.goUpgradeLock,
+    log,
+  });
   const operations = createOperationRegistry();
   const upgrades = createUpgradeService({
     paths,

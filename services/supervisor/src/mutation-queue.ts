@@ -26,6 +26,7 @@ export interface MutationQueue {
  */
 export function createMutationQueue(options: {
   lockPath: string;
+  goLockPath: string;
   log: Logger;
   staleMs?: number;
 }): MutationQueue {
@@ -42,6 +43,7 @@ export function createMutationQueue(options: {
     try {
       const lock = await acquireActivationLock({
         lockPath: options.lockPath,
+        goLockPath: options.goLockPath,
         log: options.log,
         purpose,
         ...(options.staleMs === undefined ? {} : { staleMs: options.staleMs }),
@@ -75,6 +77,7 @@ export function createMutationQueue(options: {
         purpose,
         timeoutMs,
         intervalMs: 1_000,
+        waitForGoRelease: true,
       }),
   };
 }

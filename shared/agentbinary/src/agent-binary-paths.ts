@@ -20,6 +20,11 @@ export interface AgentBinaryPaths {
   readonly current: string;
   readonly lastGood: string;
   readonly recoveryScript: string;
+  /**
+   * Where the Go releases' nspawn machines live (`<dir>/kube1`, `<dir>/kube2`);
+   * each keeps a copy of the host binary that upgrades and rollbacks keep in sync.
+   */
+  readonly machinesDir: string;
 }
 
 /**
@@ -27,7 +32,10 @@ export interface AgentBinaryPaths {
  * targets are compared after resolution, and on a linked host the root
  * resolves to the legacy root where earlier releases wrote them.
  */
-export function agentBinaryPathsUnder(resolvedRoot: string): AgentBinaryPaths {
+export function agentBinaryPathsUnder(
+  resolvedRoot: string,
+  machinesDir = '/var/lib/machines',
+): AgentBinaryPaths {
   const at = (relative: string) => path.join(resolvedRoot, relative);
   return {
     root: resolvedRoot,
@@ -38,5 +46,6 @@ export function agentBinaryPathsUnder(resolvedRoot: string): AgentBinaryPaths {
     current: at(currentLinkFile),
     lastGood: at(lastGoodLinkFile),
     recoveryScript: at(recoveryScriptFile),
+    machinesDir,
   };
 }

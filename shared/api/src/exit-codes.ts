@@ -14,6 +14,7 @@ export const exitCodes = {
   unreachable: { code: 5, meaning: 'the daemon did not answer on its socket' },
   upgradeFailed: { code: 6, meaning: 'the upgrade failed or was rolled back' },
   notExecutable: { code: 7, meaning: 'a binary does not run where it is installed' },
+  notRoot: { code: 8, meaning: 'the command must run as root' },
 } as const;
 
 /** A name from {@link exitCodes}. */
@@ -42,6 +43,8 @@ function exitCodeNameFor(code: ErrorCode): ExitCodeName {
       return 'upgradeFailed';
     case 'NOT_EXECUTABLE':
       return 'notExecutable';
+    case 'NOT_ROOT':
+      return 'notRoot';
     case 'HOST_ROOT_IO':
     case 'DAEMON_ERROR':
     case 'NOT_FOUND':

@@ -8,6 +8,8 @@ export function httpStatusFor(code: ErrorCode): number {
       return 400;
     case 'NOT_FOUND':
       return 404;
+    case 'NOT_ROOT':
+      return 403;
     case 'REQUEST_TOO_LARGE':
       return 413;
     case 'ACTIVATION_IN_PROGRESS':

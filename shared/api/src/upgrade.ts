@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /** A release archive by URL, and optionally its digest. */
 export const archiveSourceSchema = z.strictObject({
-  /** An http, https or file URL of `aks-flex-node-<version>-linux-<arch>.tar.gz`. */
+  /** An http, https or file URL of a release archive, `…/<version>/aks-flex-node-linux-<amd64|arm64>.tar.gz`. */
   url: z.string().min(1).max(8192),
   /** The archive's SHA-256 in hex; enforced when given. */
   sha256: z.string().max(80).optional(),

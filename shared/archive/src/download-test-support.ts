@@ -15,7 +15,7 @@ export const secret = 'SECRET-TOKEN';
 export const signedQuery = `?sv=2024&sig=${secret}`;
 
 /** A small valid release archive, and its SHA-256. */
-export const releaseArchive = makeTarGz([{ name: 'aks-flex-node-linux-x64', body: 'binary' }]);
+export const releaseArchive = makeTarGz([{ name: 'aks-flex-node-linux-amd64', body: 'binary' }]);
 export const releaseDigest = createHash('sha256').update(releaseArchive).digest('hex');
 
 /** What a failed download must show: its code and words of its message. */

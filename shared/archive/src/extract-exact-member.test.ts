@@ -10,7 +10,7 @@ import { makePaxPath, makeTar, makeTarGz, type CorpusEntry } from './archive-cor
 import { extractExactMember } from './extract-exact-member.js';
 import { makeTempDir, permissions, snapshotFile } from './test-support.js';
 
-const member = 'aks-flex-node-linux-x64';
+const member = 'aks-flex-node-linux-amd64';
 const binary = '#!/bin/sh\necho candidate\n';
 
 /** A slot with a previous binary (mode 0700, so a changed mode shows) and the archive beside it. */
@@ -122,7 +122,7 @@ const refusals: [string, () => Buffer | Promise<Buffer>, string][] = [
     'unexpected member "other-agent"',
   ],
   [
-    'the arm64 member in an x64 upgrade',
+    'the arm64 member in an amd64 upgrade',
     () => makeTarGz([{ name: 'aks-flex-node-linux-arm64', body: binary }]),
     'unexpected member',
   ],

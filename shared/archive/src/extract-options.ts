@@ -8,7 +8,7 @@ export const defaultMaxExtractedBytes = 256 * 1024 * 1024;
 
 /** Options for {@link extractExactMember}. */
 export interface ExtractExactMemberOptions {
-  /** The one entry name the archive may hold, e.g. `aks-flex-node-linux-x64`. */
+  /** The one entry name the archive may hold, e.g. `aks-flex-node-linux-amd64`. */
   member: string;
   /** An absolute, clean path; replaced atomically once the archive is valid. */
   targetPath: string;

@@ -1,7 +1,8 @@
 /** Release archives: parse an upgrade source, download it, install its one member. */
 export { downloadArchive } from './download-archive.js';
 export { extractExactMember } from './extract-exact-member.js';
-export { releaseArchiveMember } from './release-archive-member.js';
+export { redactUrl } from './redact-url.js';
+export { releaseArch, releaseArchiveMember, releaseArchiveName } from './release-archive-member.js';
 export type { DownloadProgress } from './throttle-progress.js';
 export { parseUpgradeSource } from './upgrade-source.js';
 export type { UpgradeSource } from './upgrade-source.js';

@@ -1,12 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { releaseArchiveMember } from './release-archive-member.js';
+import { releaseArch, releaseArchiveMember, releaseArchiveName } from './release-archive-member.js';
 
-describe('releaseArchiveMember', () => {
+describe('release archive names', () => {
   it.each([
-    ['x64', 'aks-flex-node-linux-x64'],
-    ['arm64', 'aks-flex-node-linux-arm64'],
-  ])('agentbinary#24 %s gives the member scripts/build.mjs writes', (arch, member) => {
+    ['x64', 'amd64', 'aks-flex-node-linux-amd64'],
+    ['arm64', 'arm64', 'aks-flex-node-linux-arm64'],
+  ])('agentbinary#24 %s is spelled %s, as the Go releases name it', (arch, spelled, member) => {
+    expect(releaseArch(arch)).toBe(spelled);
     expect(releaseArchiveMember(arch)).toBe(member);
+    expect(releaseArchiveName(arch)).toBe(`${member}.tar.gz`);
   });
 
   it('defaults to this process architecture', () => {

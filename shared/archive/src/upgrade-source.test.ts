@@ -46,10 +46,10 @@ describe('parseUpgradeSource', () => {
 
   it('a file URL names a local archive (this port accepts it for offline hosts; upstream #111 refused it)', () => {
     const source = parseUpgradeSource({
-      url: 'file:///var/tmp/aks-flex-node-1.2.3-linux-x64.tar.gz',
+      url: 'file:///var/tmp/1.2.3/aks-flex-node-linux-amd64.tar.gz',
     });
     expect(source.url.protocol).toBe('file:');
-    expect(source.redactedUrl).toBe('file:///var/tmp/aks-flex-node-1.2.3-linux-x64.tar.gz');
+    expect(source.redactedUrl).toBe('file:///var/tmp/1.2.3/aks-flex-node-linux-amd64.tar.gz');
   });
 
   it.each([

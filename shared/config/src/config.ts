@@ -1,20 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { agentConfigSchema, type AgentConfig } from './agent-config-schema.js';
 import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
-
-/**
- * `/etc/aks-flex-node/config.json`. Earlier releases keep their Azure and
- * Kubernetes settings in the same file, so unknown top-level sections are
- * kept, not refused; the sections this product reads are validated strictly.
- */
-export const agentConfigSchema = z.looseObject({
-  agent: z
-    .strictObject({
-      logLevel: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).optional(),
-    })
-    .optional(),
-});
-export type AgentConfig = z.infer<typeof agentConfigSchema>;
 
 /** Reads and validates the config file. Throws INVALID_CONFIG naming the file and the field. */
 export async function readAgentConfig(configPath: string): Promise<AgentConfig> {
@@ -58,6 +45,3 @@ export async function readAgentConfig(configPath: string): Promise<AgentConfig> 
   }
   return parsed.data;
 }
-
-/** The config `start` writes when the host has none. */
-export const defaultAgentConfig: AgentConfig = { agent: { logLevel: 'info' } };

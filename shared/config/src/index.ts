@@ -1,2 +1,3 @@
-export { agentConfigSchema, defaultAgentConfig, readAgentConfig } from './config.js';
-export type { AgentConfig } from './config.js';
+export { agentConfigSchema, defaultAgentConfig } from './agent-config-schema.js';
+export type { AgentConfig } from './agent-config-schema.js';
+export { readAgentConfig } from './config.js';

@@ -195,12 +195,12 @@ describe('migrateHostRoot (spec hostroot §3.5; every row runs migrate twice)', 
     await row.check?.(l);
   });
 
-  it('names the refusal for an installation under both roots with the reset command', async () => {
+  it('names the refusal for an installation under both roots with a next step that exists', async () => {
     const l = await newLayout();
     await rootBlue(l);
     await legacyBlue(l);
     await expect(migrateHostRoot(l.paths, log, markers)).rejects.toThrow(
-      `the agent is installed under both ${l.legacy} and ${l.root}; run \`aks-flex-node reset\`, then install again`,
+      `the agent is installed under both ${l.legacy} and ${l.root}; stop the agent, remove the installation you do not keep (its lib/aks-flex-node), then run \`aks-flex-node start\` again`,
     );
   });
 

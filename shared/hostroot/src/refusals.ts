@@ -1,7 +1,10 @@
 import { AgentError } from '@aks-flex-node/log';
 import type { HostRootPaths } from './host-root-paths.js';
 
-const resetThenInstall = 'run `aks-flex-node reset`, then install again';
+// Reset does not exist yet, so the hint names only what the operator can run
+// today; when reset lands it becomes the next step again.
+const resetThenInstall =
+  'stop the agent, remove the installation you do not keep (its lib/aks-flex-node), then run `aks-flex-node start` again';
 
 /**
  * Both roots hold the blue/green layout and no move is in progress. Either

@@ -1,7 +1,8 @@
 import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentError, createSilentLogger, isAgentError } from '@aks-flex-node/log';
 import {
@@ -14,10 +15,12 @@ import {
 const log = createSilentLogger();
 let dir: string;
 let lockPath: string;
+let goLockPath: string;
 
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'lock-'));
-  lockPath = path.join(dir, 'run', 'activation.lock');
+  lockPath = path.join(dir, 'run', 'aks-flex-node', 'activation.lock');
+  goLockPath = path.join(dir, 'run', 'aks-flex-node-agent-upgrade.lock');
 });
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
@@ -25,10 +28,10 @@ afterEach(async () => {
 
 describe('activation lock', () => {
   it('agentbinary#95 creates the run directory 0750 and refuses a second holder at once', async () => {
-    const first = await acquireActivationLock({ lockPath, log, purpose: 'an upgrade' });
+    const first = await acquireActivationLock({ lockPath, goLockPath, log, purpose: 'an upgrade' });
     expect((await stat(path.dirname(lockPath))).mode & 0o777).toBe(0o750);
     const started = Date.now();
-    const second = acquireActivationLock({ lockPath, log, purpose: 'a reset' });
+    const second = acquireActivationLock({ lockPath, goLockPath, log, purpose: 'a reset' });
     await expect(second).rejects.toSatisfy(
       (error) => isAgentError(error, 'ACTIVATION_IN_PROGRESS') && error.message.includes('a reset'),
     );
@@ -38,18 +41,20 @@ describe('activation lock', () => {
   });
 
   it('agentbinary#95 can be taken again after release, and release is idempotent', async () => {
-    const first = await acquireActivationLock({ lockPath, log, purpose: 'x' });
+    const first = await acquireActivationLock({ lockPath, goLockPath, log, purpose: 'x' });
     await first.release();
     await first.release();
     expect(await isActivationLockHeld(lockPath)).toBe(false);
-    const second = await acquireActivationLock({ lockPath, log, purpose: 'y' });
+    const second = await acquireActivationLock({ lockPath, goLockPath, log, purpose: 'y' });
     expect(await isActivationLockHeld(lockPath)).toBe(true);
     await second.release();
   });
 
   it('withActivationLock releases when the work throws', async () => {
     await expect(
-      withActivationLock({ lockPath, log, purpose: 'x' }, () => Promise.reject(new Error('boom'))),
+      withActivationLock({ lockPath, goLockPath, log, purpose: 'x' }, () =>
+        Promise.reject(new Error('boom')),
+      ),
     ).rejects.toThrow('boom');
     expect(await isActivationLockHeld(lockPath)).toBe(false);
   });
@@ -70,7 +75,7 @@ describe('activation lock', () => {
     );
     await new Promise((resolve) => child.once('message', resolve));
     await expect(
-      acquireActivationLock({ lockPath, log, purpose: 'x', staleMs: 2000 }),
+      acquireActivationLock({ lockPath, goLockPath, log, purpose: 'x', staleMs: 2000 }),
     ).rejects.toSatisfy((error) => isAgentError(error, 'ACTIVATION_IN_PROGRESS'));
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
@@ -78,15 +83,79 @@ describe('activation lock', () => {
     // The dead holder's lock is refused until it goes stale, then taken over.
     let taken: Awaited<ReturnType<typeof acquireActivationLock>> | undefined;
     while (taken === undefined && Date.now() - killedAt < 10_000) {
-      taken = await acquireActivationLock({ lockPath, log, purpose: 'x', staleMs: 2000 }).catch(
-        () => undefined,
-      );
+      taken = await acquireActivationLock({
+        lockPath,
+        goLockPath,
+        log,
+        purpose: 'x',
+        staleMs: 2000,
+      }).catch(() => undefined);
       if (taken === undefined) await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(taken).toBeDefined();
     expect(Date.now() - killedAt).toBeGreaterThanOrEqual(1_000);
     await taken?.release();
   }, 15_000);
+});
+
+/** Whether a process other than the asker holds the flock on `file` now. */
+function flockHeld(file: string): boolean {
+  return spawnSync('flock', ['--nonblock', file, 'true']).status !== 0;
+}
+
+describe("the Go releases' flock, held with the activation lock", () => {
+  it('a holder holds the flock too, and release frees both', async () => {
+    const lock = await acquireActivationLock({ lockPath, goLockPath, log, purpose: 'x' });
+    expect(flockHeld(goLockPath)).toBe(true);
+    expect(await isActivationLockHeld(lockPath)).toBe(true);
+    await lock.release();
+    expect(flockHeld(goLockPath)).toBe(false);
+    expect(await isActivationLockHeld(lockPath)).toBe(false);
+  });
+
+  it('a flock a Go release holds is refused at once, leaving the lockfile free; once freed it is taken', async () => {
+    await mkdir(path.dirname(goLockPath), { recursive: true });
+    // As the Go releases hold it: flock(2) on the same path by another process.
+    const goRelease = spawn('flock', ['--no-fork', goLockPath, 'sleep', '30'], { stdio: 'ignore' });
+    const goReleaseExited = once(goRelease, 'exit');
+    try {
+      while (!flockHeld(goLockPath)) await new Promise((resolve) => setTimeout(resolve, 20));
+      const started = Date.now();
+      await expect(
+        acquireActivationLock({ lockPath, goLockPath, log, purpose: 'an upgrade' }),
+      ).rejects.toSatisfy(
+        (error) =>
+          isAgentError(error, 'ACTIVATION_IN_PROGRESS') &&
+          error.path === goLockPath &&
+          error.message.includes('an upgrade'),
+      );
+      // The retrying form does not wait for it either: a flock is never stale.
+      await expect(
+        retryWhileActivationBusy(
+          () => acquireActivationLock({ lockPath, goLockPath, log, purpose: 'a recovery' }),
+          { log, purpose: 'a recovery', timeoutMs: 10_000, intervalMs: 50 },
+        ),
+      ).rejects.toSatisfy((error) => isAgentError(error, 'ACTIVATION_IN_PROGRESS'));
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect(await isActivationLockHeld(lockPath)).toBe(false);
+      // Judging at start waits for it instead, and runs once the Go release lets go.
+      const judged = retryWhileActivationBusy(
+        () =>
+          withActivationLock({ lockPath, goLockPath, log, purpose: 'judging' }, () =>
+            Promise.resolve('judged'),
+          ),
+        { log, purpose: 'judging', timeoutMs: 10_000, intervalMs: 50, waitForGoRelease: true },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      goRelease.kill('SIGKILL');
+      expect(await judged).toBe('judged');
+    } finally {
+      goRelease.kill('SIGKILL');
+      await goReleaseExited;
+    }
+    const lock = await acquireActivationLock({ lockPath, goLockPath, log, purpose: 'x' });
+    await lock.release();
+  });
 });
 
 describe('retryWhileActivationBusy', () => {

@@ -10,6 +10,7 @@ import {
   messageOf,
   type Logger,
 } from '@aks-flex-node/log';
+import { tryFlock } from './flock.js';
 
 /** A held activation lock. `release` is idempotent. */
 export interface ActivationLock {
@@ -21,6 +22,11 @@ export interface ActivationLock {
 export interface ActivationLockOptions {
   /** The lock's path; production uses `hostPaths.activationLock`. */
   lockPath: string;
+  /**
+   * The Go releases' flock, taken second; production uses
+   * `hostPaths.goUpgradeLock`. Required, so no holder can forget it.
+   */
+  goLockPath: string;
   log: Logger;
   /** What the caller is about to do, for the refusal message and the log. */
   purpose: string;
@@ -32,9 +38,10 @@ export interface ActivationLockOptions {
 }
 
 /**
- * Takes the activation lock without waiting. Upgrades, the host-root move,
- * reset and offline recovery all take it, so they exclude one another; a held
- * lock is an immediate ACTIVATION_IN_PROGRESS refusal, never a hang.
+ * Takes the activation lock without waiting: the lockfile, then the Go
+ * releases' flock. Upgrades, the host-root move, reset and offline recovery
+ * all take it, so they exclude one another and the Go releases; a held lock
+ * is an immediate ACTIVATION_IN_PROGRESS refusal, never a hang.
  *
  * Throws ACTIVATION_IN_PROGRESS when another process holds it, HOST_ROOT_IO
  * when the lock's directory cannot be created.
@@ -82,8 +89,29 @@ export async function acquireActivationLock(
       cause: error,
     });
   }
+  // The Go releases' flock comes second. Taken first, a holder of ours could
+  // sit on it while it waits out a stale lockfile; second, a flock found held
+  // while we hold the lockfile belongs to no holder of ours, so it is a Go
+  // release or script at work and we refuse at once.
+  const goLock = await tryFlock(options.goLockPath).catch(async (error: unknown) => {
+    await releaseLock();
+    throw error;
+  });
+  if (goLock === undefined) {
+    await releaseLock();
+    const busy = new AgentError(
+      'ACTIVATION_IN_PROGRESS',
+      `activation in progress: ${options.goLockPath} is held (an earlier release's upgrade, recovery or script), so ${options.purpose} cannot start now`,
+      {
+        path: options.goLockPath,
+        hint: 'wait for that process to finish (`lslocks` names it), then try again',
+      },
+    );
+    heldByGoRelease.add(busy);
+    throw busy;
+  }
   options.log.debug(
-    { path: options.lockPath, purpose: options.purpose },
+    { path: options.lockPath, goLock: options.goLockPath, purpose: options.purpose },
     'took the activation lock',
   );
   let released = false;
@@ -92,11 +120,17 @@ export async function acquireActivationLock(
     release: async () => {
       if (released) return;
       released = true;
+      // The reverse order: the flock goes first, so whoever takes the lockfile
+      // next finds the flock free unless a Go release holds it.
+      await goLock.release();
       await releaseLock();
       options.log.debug({ path: options.lockPath }, 'released the activation lock');
     },
   };
 }
+
+/** Refusals because a Go release holds its flock; see {@link retryWhileActivationBusy}. */
+const heldByGoRelease = new WeakSet<Error>();
 
 /**
  * Runs `work` while holding the activation lock and releases it afterwards,
@@ -138,6 +172,13 @@ export interface RetryWhileBusyOptions {
   /** How long to keep trying before the ACTIVATION_IN_PROGRESS refusal stands. */
   timeoutMs: number;
   intervalMs: number;
+  /**
+   * Wait for a Go release's flock too, instead of refusing at once. Only for
+   * work nobody else will do if it gives up (judging at daemon start): the
+   * Go releases' scripts hold their flock for seconds, and a daemon that gave
+   * up would leave the signal pending until its next start.
+   */
+  waitForGoRelease?: boolean;
 }
 
 /**
@@ -158,6 +199,9 @@ export async function retryWhileActivationBusy<T>(
         return { value: await attempt() };
       } catch (error) {
         if (!isAgentError(error, 'ACTIVATION_IN_PROGRESS')) throw error;
+        // A flock is freed the moment its holder dies, so it is never stale:
+        // a Go release holding it is at work, and waiting would only delay the refusal.
+        if (heldByGoRelease.has(error) && options.waitForGoRelease !== true) throw error;
         refusal = error;
         return undefined;
       }

@@ -25,6 +25,8 @@ export const errorCodes = {
   NOT_EXECUTABLE: 'a binary does not run where it is installed',
   SYSTEMD_FAILED: 'a systemctl command failed',
   INTERNAL: 'an unexpected internal error',
+  // Privileges
+  NOT_ROOT: 'the command changes the host and must run as root',
 } as const;
 
 /** A stable error code from {@link errorCodes}. */

@@ -13,11 +13,14 @@ export interface ReleaseArchive {
   readonly sha256: string;
 }
 
-/** The architecture in release names, as `scripts/build.mjs` spells it. */
-export const releaseArch = process.arch === 'arm64' ? 'arm64' : 'x64';
+/** The architecture in release names, as the Go releases and `scripts/build.mjs` spell it. */
+export const releaseArch = process.arch === 'arm64' ? 'arm64' : 'amd64';
 
 /** The one member a release archive may hold; the daemon refuses any other name. */
 export const releaseMember = `aks-flex-node-linux-${releaseArch}`;
+
+/** The release archive's file name; the version is in the download path, not here. */
+export const releaseArchiveFile = `${releaseMember}.tar.gz`;
 
 /**
  * Makes a directory for release archives under /var/tmp. Not under the
@@ -51,7 +54,7 @@ export async function buildSecondRelease(version: string, dir: string): Promise<
 
 /** The archive `scripts/build.mjs --version V --out DIR` wrote, with its digest. */
 export async function readReleaseArchive(dir: string, version: string): Promise<ReleaseArchive> {
-  const archive = path.join(dir, `aks-flex-node-${version}-linux-${releaseArch}.tar.gz`);
+  const archive = path.join(dir, releaseArchiveFile);
   return { version, path: archive, sha256: await sha256Of(archive) };
 }
 

@@ -1,9 +1,11 @@
 import { activateCandidate, snapshotCandidate } from '@aks-flex-node/agentbinary';
 import { createApiClient, type ActivationResult, type Operation } from '@aks-flex-node/api';
 import { hostPaths } from '@aks-flex-node/layout';
-import { AgentError, createLogger, isAgentError } from '@aks-flex-node/log';
+import { isAgentError } from '@aks-flex-node/log';
 import { createHost } from '@aks-flex-node/systemd';
+import { createCommandLogger } from '../command-logger.js';
 import { printJson, printLine } from '../output.js';
+import { requireRoot } from '../require-root.js';
 import { followUpgrade } from '../progress/follow-upgrade.js';
 
 /**
@@ -18,11 +20,7 @@ export async function runCandidateActivation(
   candidate: string,
   options: { json: boolean; timeoutMs: number },
 ): Promise<number> {
-  if (process.geteuid?.() !== 0) {
-    throw new AgentError('INVALID_ARGUMENT', 'agent-upgrade --candidate requires root privileges', {
-      hint: 'run it again with sudo',
-    });
-  }
+  requireRoot('agent-upgrade', 'it installs the candidate and switches the agent to it');
   // Under the daemon's state directory, not /tmp: the binary is large, and
   // the daemon reads it from there.
   const snapshot = await snapshotCandidate(candidate, hostPaths.stateDir);
@@ -34,7 +32,7 @@ export async function runCandidateActivation(
     if (operation !== undefined) {
       return await followUpgrade(client, operation, { ...options, phaseNames: binaryPhaseNames });
     }
-    const result = await activateLocally(candidate, snapshot.path);
+    const result = await activateLocally(candidate, snapshot.path, options.json);
     if (options.json) printJson(result);
     else printLine(describeResult(result));
     return 0;
@@ -60,13 +58,13 @@ async function beginIfAnswering(begin: () => Promise<Operation>): Promise<Operat
  * SIGINT or SIGTERM cancels the activation, and a switch it interrupts is
  * rolled back before the process exits.
  */
-async function activateLocally(candidate: string, snapshot: string): Promise<ActivationResult> {
-  // Progress goes to stderr as log lines, so --json keeps stdout to one object.
-  const log = createLogger({
-    bindings: { role: 'agent-upgrade' },
-    level: 'info',
-    destination: process.stderr,
-  });
+async function activateLocally(
+  candidate: string,
+  snapshot: string,
+  json: boolean,
+): Promise<ActivationResult> {
+  // Progress goes to stderr, so --json keeps stdout to one object.
+  const log = createCommandLogger('agent-upgrade', { json });
   const controller = new AbortController();
   const cancel = () => {
     controller.abort(new Error('cancelled by a signal'));

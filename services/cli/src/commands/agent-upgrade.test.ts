@@ -9,9 +9,9 @@ const usageErrors: Record<string, { args: string[]; message: string }> = {
     args: ['--url', 'https://r.example/a.tar.gz', '--candidate', '/var/tmp/aks-flex-node'],
     message: 'mutually exclusive',
   },
-  'agentbinary§3.6.4 neither --url nor --candidate': {
-    args: ['--json'],
-    message: 'needs --url URL of a release archive or --candidate PATH',
+  'agentbinary§3.6.4 --sha256 with neither --url nor --candidate': {
+    args: ['--sha256', 'ab'],
+    message: '--sha256 checks a --url archive',
   },
   'agentbinary§3.6.4 --preflight without --candidate': {
     args: ['--url', 'https://r.example/a.tar.gz', '--preflight'],

@@ -7,7 +7,7 @@ import { parseCommandArgs } from '../args.js';
 import { followUpgrade } from '../progress/follow-upgrade.js';
 
 const usage =
-  'aks-flex-node agent-upgrade --url URL [--sha256 HEX] | --candidate PATH [--preflight] [--json] [--timeout SECONDS]';
+  'aks-flex-node agent-upgrade --url URL [--sha256 HEX] | [--candidate PATH] [--preflight] [--json] [--timeout SECONDS]';
 
 /** What the flags ask for, each with only the settings that apply to it. */
 type UpgradeRequest =
@@ -18,7 +18,8 @@ type UpgradeRequest =
 /**
  * `aks-flex-node agent-upgrade`: `--url` asks the daemon to upgrade from a
  * release archive; `--candidate` activates a binary already on the host
- * (handed to the daemon when one answers, otherwise activated here), and
+ * (handed to the daemon when one answers, otherwise activated here; without
+ * either flag the candidate is this executable), and
  * `--preflight` only shows the plan. Exit 0 when the candidate runs, 6 when
  * the upgrade failed or was rolled back; see docs/cli.md for the others.
  */
@@ -72,20 +73,19 @@ function parseUpgradeRequest(flags: {
   if (flags.url !== undefined && flags.candidate !== undefined) {
     throw usageError('--url and --candidate are mutually exclusive: give one source');
   }
-  if (flags.candidate !== undefined) {
+  if (flags.url === undefined) {
     if (flags.sha256 !== undefined) {
       throw usageError('--sha256 checks a --url archive; a --candidate binary takes none');
     }
-    const candidate = flags.candidate;
+    // With neither source the candidate is this executable, as in the Go
+    // releases (spec daemon 7.4): `agent-upgrade` run from a copied binary activates it.
+    const candidate = flags.candidate ?? cleanPath(process.execPath);
     if (!path.isAbsolute(candidate) || cleanPath(candidate) !== candidate) {
       throw usageError(`--candidate ${candidate} is not an absolute, clean path`);
     }
     return flags.preflight ? { kind: 'preflight', candidate } : { kind: 'candidate', candidate };
   }
   if (flags.preflight) throw usageError('--preflight plans a --candidate activation');
-  if (flags.url === undefined) {
-    throw usageError('agent-upgrade needs --url URL of a release archive or --candidate PATH');
-  }
   return { kind: 'url', url: flags.url, sha256: flags.sha256 };
 }
 

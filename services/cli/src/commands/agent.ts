@@ -1,6 +1,7 @@
 import type { VersionInfo } from '@aks-flex-node/api';
 import { hostPaths } from '@aks-flex-node/layout';
 import { parseCommandArgs } from '../args.js';
+import { requireRoot } from '../require-root.js';
 import { versionInfo } from '../build-info.js';
 
 /** The supervisor's entry, handed in by the dispatcher (the one place the CLI reaches a service). */
@@ -18,5 +19,6 @@ export async function runAgent(args: string[], startSupervisor: StartSupervisor)
   const flags = parseCommandArgs('agent', args, {
     config: { type: 'string', default: hostPaths.configFile },
   });
+  requireRoot('agent', "the daemon owns the agent's files, units and socket");
   return startSupervisor({ configPath: flags.config, version: versionInfo() });
 }

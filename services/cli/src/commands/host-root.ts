@@ -5,22 +5,29 @@ import { hostPaths } from '@aks-flex-node/layout';
 import { withActivationLock } from '@aks-flex-node/lock';
 import { createSilentLogger, isAgentError } from '@aks-flex-node/log';
 import { parseCommandArgs } from '../args.js';
+import { requireRoot } from '../require-root.js';
 import { printJson, printLine } from '../output.js';
 
 /**
- * `aks-flex-node host-root [--planned] [--json] [--migrate]`. Earlier
- * releases' scripts run the plain form to learn where the agent's files are,
- * so its output stays one path on one line.
+ * `aks-flex-node host-root [--resolved | --planned] [--json] [--migrate]`.
+ * The plain form prints the planned root, one bare path on one line and
+ * nothing else, as the Go releases' does (spec daemon 7.1): their install
+ * scripts and upgrade guard run it to learn whether a release knows the host
+ * root and compare its output with a path, so it must not change. On a
+ * legacy host not yet linked the planned root differs from the resolved one
+ * (`--resolved`).
  */
 export async function runHostRoot(args: string[]): Promise<number> {
   const flags = parseCommandArgs('host-root', args, {
     planned: { type: 'boolean', default: false },
+    resolved: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     migrate: { type: 'boolean', default: false },
   });
   const report = flags.migrate ? await migrate() : await describeHostRoot(hostPaths);
   if (flags.json) printJson(report);
-  else printLine(flags.planned ? report.planned : report.resolved);
+  // After a migration the interesting answer is where the files are now.
+  else printLine(flags.resolved || flags.migrate ? report.resolved : report.planned);
   return 0;
 }
 
@@ -29,6 +36,7 @@ export async function runHostRoot(args: string[]): Promise<number> {
  * daemon answers does this process migrate, under the same activation lock.
  */
 async function migrate(): Promise<HostRootResponse> {
+  requireRoot('host-root --migrate', "it links or moves the agent's files");
   try {
     return (
       await createApiClient({ socketPath: hostPaths.socket, timeoutMs: 30_000 }).migrateHostRoot()
@@ -38,7 +46,12 @@ async function migrate(): Promise<HostRootResponse> {
   }
   const log = createSilentLogger();
   const result = await withActivationLock(
-    { lockPath: hostPaths.activationLock, log, purpose: 'a host-root migration' },
+    {
+      lockPath: hostPaths.activationLock,
+      goLockPath: hostPaths.goUpgradeLock,
+      log,
+      purpose: 'a host-root migration',
+    },
     () => migrateAndDescribe(hostPaths, log),
   );
   return result.after;

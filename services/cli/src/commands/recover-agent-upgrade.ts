@@ -1,9 +1,10 @@
 import { recoverAgentUpgrade } from '@aks-flex-node/agentbinary';
 import { migrateHostRoot } from '@aks-flex-node/hostroot';
 import { hostPaths, hostRootMarkers } from '@aks-flex-node/layout';
-import { createLogger } from '@aks-flex-node/log';
 import { createHost } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
+import { createCommandLogger } from '../command-logger.js';
+import { requireRoot } from '../require-root.js';
 import { withLockWhenFree } from '../lock-when-free.js';
 import { printLine } from '../output.js';
 import { ownExecutable, recoveryLayout } from '../recovery-layout.js';
@@ -16,7 +17,8 @@ import { ownExecutable, recoveryLayout } from '../recovery-layout.js';
  */
 export async function runRecoverAgentUpgrade(args: string[]): Promise<number> {
   const flags = parseCommandArgs('recover-agent-upgrade', args, { message: { type: 'string' } });
-  const log = createLogger({ bindings: { role: 'recover-agent-upgrade' } });
+  requireRoot('recover-agent-upgrade', 'it restores the last-good binary');
+  const log = createCommandLogger('recover-agent-upgrade', { json: false });
   try {
     await migrateHostRoot(hostPaths, log, hostRootMarkers());
   } catch (error) {

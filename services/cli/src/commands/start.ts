@@ -5,9 +5,11 @@ import { defaultAgentConfig, readAgentConfig } from '@aks-flex-node/config';
 import { exists, writeFileAtomic } from '@aks-flex-node/fs';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
 import { pollUntil, withActivationLock } from '@aks-flex-node/lock';
-import { AgentError, createLogger, isAgentError, type Logger } from '@aks-flex-node/log';
+import { AgentError, isAgentError, type Logger } from '@aks-flex-node/log';
 import { createHost, type Host } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
+import { createCommandLogger } from '../command-logger.js';
+import { requireRoot } from '../require-root.js';
 import { printJson, printLine } from '../output.js';
 
 /**
@@ -20,36 +22,33 @@ export async function runStart(args: string[]): Promise<number> {
     config: { type: 'string' },
     json: { type: 'boolean', default: false },
   });
-  if (process.geteuid?.() !== 0) {
-    throw new AgentError(
-      'INVALID_ARGUMENT',
-      'start must run as root: it writes /opt/unbounded/agent, /etc and systemd units',
-      {
-        hint: 'run it again with sudo',
-      },
-    );
-  }
+  requireRoot('start', 'it writes /opt/unbounded/agent, /etc and systemd units');
   const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs: 5_000 });
   const running = await statusIfAnswering(() => client.status());
   if (running !== undefined) {
     report(flags.json, running, 'the agent is already running; nothing to do');
     return 0;
   }
-  // Progress goes to stderr as log lines, so --json keeps stdout to one object.
-  const log = createLogger({
-    bindings: { role: 'start' },
-    level: 'info',
-    destination: process.stderr,
-  });
-  await installConfig(flags.config, log);
+  // Progress goes to stderr (sentences on a terminal, JSON lines to the
+  // journal or with --json), so --json keeps stdout to one object.
+  const log = createCommandLogger('start', { json: flags.json });
   const host = createHost({ log });
   const { systemctl } = host;
   const executable = await host.runningExecutable();
   // No daemon answers, so this process is the one writer of the layout; the
   // lock keeps an offline reset or recovery from interleaving with it.
   await withActivationLock(
-    { lockPath: hostPaths.activationLock, log, purpose: 'the installation' },
-    () => convergeHostInstall({ paths: hostPaths, log, executable, systemctl }),
+    {
+      lockPath: hostPaths.activationLock,
+      goLockPath: hostPaths.goUpgradeLock,
+      log,
+      purpose: 'the installation',
+    },
+    async () => {
+      // Under the lock too: a refused start leaves even the config as it was.
+      await installConfig(flags.config, log);
+      await convergeHostInstall({ paths: hostPaths, log, executable, systemctl });
+    },
   );
   const units = [unitNames.agentSocket, unitNames.agent];
   await systemctl.enable(units);

@@ -11,7 +11,7 @@ import type { ArchiveHandler } from './archive-handler.js';
 
 /**
  * Release archives as the daemon takes them: an http, https or file URL of
- * `aks-flex-node-<version>-linux-<arch>.tar.gz` whose one member is this
+ * `aks-flex-node-linux-<amd64|arm64>.tar.gz` (as the Go releases name it) whose one member is this
  * architecture's binary. Downloads go to a directory of the daemon's own.
  */
 export function createReleaseArchives(

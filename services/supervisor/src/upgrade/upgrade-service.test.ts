@@ -24,7 +24,11 @@ async function newService(guard: () => Promise<void> = () => Promise.resolve()) 
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'upgrade-service-'));
   onTestFinished(() => rm(tmp, { recursive: true, force: true }));
   const paths: HostPaths = hostPathsUnder(tmp);
-  const queue: MutationQueue = createMutationQueue({ lockPath: paths.activationLock, log });
+  const queue: MutationQueue = createMutationQueue({
+    lockPath: paths.activationLock,
+    goLockPath: paths.goUpgradeLock,
+    log,
+  });
   const restarts: string[] = [];
   const service = createUpgradeService({
     paths,

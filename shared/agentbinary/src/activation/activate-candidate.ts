@@ -44,7 +44,12 @@ export async function activateCandidate(
 ): Promise<ActivationResult> {
   const { paths, log } = options;
   return withActivationLock(
-    { lockPath: paths.activationLock, log, purpose: 'a direct activation' },
+    {
+      lockPath: paths.activationLock,
+      goLockPath: paths.goUpgradeLock,
+      log,
+      purpose: 'a direct activation',
+    },
     async () => {
       const releaseGuard = once(await excludeDaemon(paths.socket));
       try {

@@ -4,6 +4,7 @@ import { replaceSymlinkAtomic } from '@aks-flex-node/fs';
 import { AgentError, type Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { resolveIfPresent } from '../resolve-link.js';
+import { isNspawnMachine, syncNspawnCopy } from '../nspawn/nspawn-copy.js';
 import { isSlot } from './candidate-slot.js';
 
 /** What a rollback did. */
@@ -49,5 +50,8 @@ export async function rollbackUpgradeFiles(
     log.info({ current: lastGood, from: current }, 'pointed current back at the last-good binary');
   }
   failpoint(failpoints.rollbackCurrentRestored);
+  if (isNspawnMachine(signal.activeMachine)) {
+    await syncNspawnCopy(paths.machinesDir, signal.activeMachine, lastGood, log);
+  }
   return { rolledBack: true, current: lastGood };
 }

@@ -14,6 +14,7 @@ import {
   updateUpgradeSignal,
   writeUpgradeSignal,
 } from '../signal/upgrade-signal-file.js';
+import { findActiveMachine, isNspawnMachine, syncNspawnCopy } from '../nspawn/nspawn-copy.js';
 import { candidateSlotFor } from './candidate-slot.js';
 import { daemonInstanceId } from './instance-id.js';
 import { rollbackUpgradeFiles } from './rollback-files.js';
@@ -107,8 +108,14 @@ async function recordPending(options: StageOptions): Promise<void> {
       },
     );
   }
+  // activeMachine as the Go releases record it: a Go daemon started as the
+  // candidate (or as last-good) judges and recovers only a signal naming it.
+  const running = await resolveIfPresent(options.paths.current);
+  const activeMachine =
+    running === undefined ? undefined : await findActiveMachine(options.paths.machinesDir, running);
   await writeUpgradeSignal(options.signalFile, {
     operationName: options.operationId,
+    ...(activeMachine === undefined ? {} : { activeMachine }),
     initiatingDaemonInstance: daemonInstanceId,
     sourceUrl: options.redactedUrl,
     startedAt: options.now().toISOString(),
@@ -171,6 +178,11 @@ async function stageAfterRecording(options: StageOptions): Promise<StageResult> 
     candidateVersion: candidateVersion.version,
   });
   failpoint(failpoints.upgradeSwitchCommitted);
+  // The machine's copy follows current, as a Go daemon expects when it judges.
+  const { activeMachine } = (await readUpgradeSignal(signalFile)) ?? {};
+  if (isNspawnMachine(activeMachine)) {
+    await syncNspawnCopy(paths.machinesDir, activeMachine, candidate, log);
+  }
   log.info(
     { previous, candidate, version: candidateVersion.version, source: options.redactedUrl },
     'switched to the upgraded agent binary',

@@ -56,7 +56,10 @@ const binaryNames: readonly BinaryName[] = ['blue', 'green', 'binary', 'stray', 
 export async function newLayout(): Promise<Layout> {
   const tmp = await realpath(await mkdtemp(path.join(os.tmpdir(), 'aks-flex-node-upgrade-')));
   onTestFinished(() => rm(tmp, { recursive: true, force: true }));
-  const paths = agentBinaryPathsUnder(path.join(tmp, 'opt/unbounded/agent'));
+  const paths = agentBinaryPathsUnder(
+    path.join(tmp, 'opt/unbounded/agent'),
+    path.join(tmp, 'var/lib/machines'),
+  );
   await mkdir(path.dirname(paths.binary), { recursive: true });
   await mkdir(paths.slotDir, { recursive: true });
   const l: Layout = {

@@ -1,0 +1,86 @@
+/**
+ * What `-h`/`--help` prints, for the whole command and for each command. The
+ * commands listed here are the ones that exist; a hint elsewhere names only these.
+ */
+export const topUsage = `usage: aks-flex-node <command> [flags]
+       aks-flex-node -h | --help | --version
+
+commands:
+  version [--json]                 print this build's version
+  status [--json]                  what the running daemon reports
+  host-root [--resolved] [--json]  where the agent's files will be (--resolved: are now)
+  host-root --migrate [--json]     link an earlier release's installation (asks the daemon)
+  start [--config PATH] [--json]   install this binary as the agent and start it (root)
+  agent-upgrade --url URL [--sha256 HEX] [--json]
+                                   upgrade the agent blue/green from a release archive
+  agent-upgrade [--candidate PATH] [--preflight] [--json]
+                                   activate a binary already on the host, by default this one
+                                   (--preflight: plan only)
+  recover-agent-upgrade --message TEXT
+                                   restore last-good after a failed upgrade (the recovery unit runs it)
+  agent --config PATH              run the daemon (as the agent unit does)
+  help                             print this text
+
+Every command takes -h or --help. See docs/cli.md for every command and its exit codes.`;
+
+const commandUsage: Record<string, string> = {
+  version: `usage: aks-flex-node version [--json]
+
+Prints this build's version. --json prints version, commit, arch (amd64 or
+arm64), node and capabilities.`,
+  status: `usage: aks-flex-node status [--json]
+
+Asks the running daemon what it reports: pid, uptime, version, executable,
+socket, host root, and whether an activation runs.`,
+  'host-root': `usage: aks-flex-node host-root [--resolved | --planned] [--json]
+       aks-flex-node host-root --migrate [--json]
+
+Plain: the host root this host keeps the agent's files under once migrated,
+as one path on one line (--planned says the same). --resolved: where they are
+now. --json: path, resolved, planned, state, legacyReleased. Changes nothing.
+--migrate links an earlier release's installation (root); it asks the daemon,
+and migrates itself under the activation lock only when none answers.`,
+  start: `usage: aks-flex-node start [--config PATH] [--json]
+
+Installs this binary as the agent under the host root, writes the config
+(PATH, or a default when the host has none) and the units, enables and starts
+the agent and waits until it answers. Needs root and systemd. On a terminal it
+prints sentences; --json prints log lines on stderr and the status as JSON.`,
+  'agent-upgrade': `usage: aks-flex-node agent-upgrade --url URL [--sha256 HEX] [--json] [--timeout SECONDS]
+       aks-flex-node agent-upgrade [--candidate PATH] [--preflight] [--json] [--timeout SECONDS]
+
+--url upgrades the agent blue/green from a release archive
+(aks-flex-node-linux-<amd64|arm64>.tar.gz, https, http or file URL).
+--candidate activates a binary already on the host; without --url or
+--candidate the candidate is this binary. --preflight prints the plan and
+changes nothing. Activation needs root.`,
+  'recover-agent-upgrade': `usage: aks-flex-node recover-agent-upgrade [--message TEXT]
+
+Records that the upgraded daemon failed and restores the last-good binary,
+under the activation lock. The recovery unit runs it through last-good. Needs root.`,
+  'guard-agent-upgrade': `usage: aks-flex-node guard-agent-upgrade [--deadline-seconds N]
+
+Run by the upgrade guard unit: rolls back a switched candidate that does not
+come up in time.`,
+  agent: `usage: aks-flex-node agent [--config PATH]
+
+Runs the daemon, as the agent unit does (also: daemon). Needs root.`,
+  help: `usage: aks-flex-node help
+
+Prints the list of commands.`,
+};
+commandUsage.daemon = commandUsage.agent ?? '';
+commandUsage.bootstrap = commandUsage.start ?? '';
+
+/** Every command the executable dispatches; hints and docs name only these. */
+export const commandNames: readonly string[] = Object.keys(commandUsage);
+
+/** The usage of one command, or the top-level usage for a name it does not know. */
+export function usageOf(command: string): string {
+  return commandUsage[command] ?? topUsage;
+}
+
+/** Whether the arguments ask for help: `-h` or `--help` anywhere among them. */
+export function asksForHelp(args: readonly string[]): boolean {
+  return args.includes('-h') || args.includes('--help');
+}
