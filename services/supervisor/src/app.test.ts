@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { problemSchema, statusResponseSchema, type HostRootResponse } from '@aks-flex-node/api';
 import { createSilentLogger } from '@aks-flex-node/log';
 import { buildApp, bodyLimitBytes } from './app.js';
+import type { ResetService } from './reset/reset-service.js';
 import type { SupervisorDeps } from './deps.js';
 import { createMutationQueue } from './mutation-queue.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
@@ -34,6 +35,8 @@ const unusedUpgrades: UpgradeService = {
   drain: () => Promise.resolve(),
 };
 
+const unusedReset: ResetService = { begin: unused, drain: () => Promise.resolve() };
+
 let tmp: string;
 let app: FastifyInstance;
 let fake: Fake;
@@ -61,6 +64,7 @@ async function build(options: { blockMigration?: boolean; upgrades?: UpgradeServ
     },
     upgrades: options.upgrades ?? unusedUpgrades,
     operations: createOperationRegistry(),
+    reset: unusedReset,
     runMutation: (purpose, work) => queue.run(purpose, work),
     isActivationInProgress: () => Promise.resolve(queue.isBusy()),
     daemon: {

@@ -9,6 +9,7 @@ import type { SupervisorDeps } from './deps.js';
 import { handleError } from './error-handler.js';
 import { agentUpgradeRoutes } from './routes/agent-upgrades.js';
 import { hostRootRoutes } from './routes/host-root.js';
+import { resetRoutes } from './routes/reset.js';
 import { statusRoutes } from './routes/status.js';
 
 /** Request bodies are small JSON documents; archives arrive by URL, never inline. */
@@ -53,5 +54,6 @@ export async function buildApp(
   await app.register(statusRoutes(deps));
   await app.register(hostRootRoutes(deps));
   await app.register(agentUpgradeRoutes(deps));
+  await app.register(resetRoutes(deps));
   return app;
 }

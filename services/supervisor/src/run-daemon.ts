@@ -1,11 +1,14 @@
 import { realpath } from 'node:fs/promises';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { isActivationLockHeld } from '@aks-flex-node/lock';
-import type { HostPaths } from '@aks-flex-node/layout';
+import { unitNames, type HostPaths } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
+import { createSystemdResetEffects, isSystemdBooted } from '@aks-flex-node/reset';
 import { buildApp } from './app.js';
 import type { HostRootService } from './deps.js';
 import { createMutationQueue } from './mutation-queue.js';
+import { createResetService } from './reset/reset-service.js';
+import { createSelfDaemonStopper, createSystemdDaemonStopper } from './reset/stop-daemon.js';
 import { listenOn, type ListenTarget } from './socket/listen.js';
 import { holdSingleInstance } from './socket/single-instance.js';
 import { takeSystemdSocket } from './socket/systemd-socket.js';
@@ -72,12 +75,26 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
       guard: () => guardLegacySeed(paths, log),
       now: () => new Date(),
     });
+    const reset = createResetService({
+      paths,
+      log,
+      queue,
+      registry: operations,
+      effects: (await isSystemdBooted(paths.prefix)) ? createSystemdResetEffects(log) : undefined,
+      // Under systemd this daemon is the agent unit, started through its socket.
+      runningUnits: options.managedBySystemd ? [unitNames.agent, unitNames.agentSocket] : [],
+      stopDaemon: options.managedBySystemd
+        ? createSystemdDaemonStopper(log)
+        : createSelfDaemonStopper(requestStop),
+      now: () => new Date(),
+    });
     const app = await buildApp({
       log,
       version: options.version,
       hostRoot: options.hostRoot,
       upgrades,
       operations,
+      reset,
       runMutation: (purpose, work) => queue.run(purpose, work),
       isActivationInProgress: async () =>
         queue.isBusy() || (await isActivationLockHeld(paths.activationLock)),
@@ -107,7 +124,7 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
     // close() waits for requests in flight. A passed socket stays open in systemd,
     // so clients that connect meanwhile wait for the next daemon instead of failing.
     await app.close();
-    await Promise.all([judging.done, upgrades.drain()]);
+    await Promise.all([judging.done, upgrades.drain(), reset.drain()]);
     return 0;
   } finally {
     await guard.release();

@@ -29,6 +29,8 @@ export interface ApiClient {
   /** Calls `onEvent` for each event of the operation's stream until the daemon ends it. */
   followOperation(id: string, onEvent: (event: OperationEvent) => void): Promise<void>;
   recover(message?: string): Promise<z.infer<typeof recoveryResponseSchema>>;
+  /** Starts a reset; the daemon answers once it holds the activation lock. */
+  beginReset(): Promise<z.infer<typeof operationSchema>>;
 }
 
 const daemonHint =
@@ -49,6 +51,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     beginAgentUpgrade: (request) => call('POST', '/v1/agent-upgrades', operationSchema, request),
     operation: (id) => call('GET', `/v1/operations/${encodeURIComponent(id)}`, operationSchema),
     followOperation: (id, onEvent) => followEvents(options, id, onEvent),
+    beginReset: () => call('POST', '/v1/reset', operationSchema, {}),
     recover: (message) =>
       call(
         'POST',

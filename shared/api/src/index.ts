@@ -29,6 +29,8 @@ export {
   problemSchema,
 } from './problem.js';
 export type { Problem } from './problem.js';
+export { resetRequestSchema } from './reset.js';
+export type { ResetRequest } from './reset.js';
 export { statusResponseSchema } from './status.js';
 export type { StatusResponse } from './status.js';
 export { capabilities, versionInfoSchema } from './version.js';
@@ -39,6 +41,8 @@ export {
   binarySourceSchema,
   isTerminalOperationState,
   operationEventSchema,
+  operationKindSchema,
+  operationKinds,
   operationSchema,
   operationStateSchema,
   operationStates,
@@ -52,6 +56,7 @@ export type {
   BinarySource,
   Operation,
   OperationEvent,
+  OperationKind,
   OperationState,
   RecoveryRequest,
   RecoveryResponse,
