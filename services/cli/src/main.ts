@@ -19,6 +19,8 @@ const commands: Record<string, () => Promise<(args: string[]) => Promise<number>
     (await import('./commands/recover-agent-upgrade.js')).runRecoverAgentUpgrade,
   'guard-agent-upgrade': async () =>
     (await import('./commands/guard-agent-upgrade.js')).runGuardAgentUpgrade,
+  reset: async () => (await import('./commands/reset.js')).runReset,
+  unbootstrap: async () => (await import('./commands/reset.js')).runReset,
   help: () => Promise.resolve(runHelp),
 };
 
@@ -36,6 +38,8 @@ commands:
                                    activate a binary already on the host (--preflight: plan only)
   recover-agent-upgrade --message TEXT
                                    restore last-good after a failed upgrade (the recovery unit runs it)
+  reset [--yes] [--json]           stop the agent and remove its units and helpers, keeping
+                                   its binary and config for a rejoin (asks the daemon)
   agent --config PATH              run the daemon (as the agent unit does)
   help                             print this text
 

@@ -182,7 +182,11 @@ describe('resetAgentUnderLock', () => {
     await installAgent(paths.root);
     await installUnitsAndState(paths);
     const before = await treeSnapshot(paths);
-    const held = await acquireActivationLock({ lockPath: paths.activationLock, log, purpose: 'a test' });
+    const held = await acquireActivationLock({
+      lockPath: paths.activationLock,
+      log,
+      purpose: 'a test',
+    });
     try {
       const { effects, calls } = fakeEffects(paths);
       const error: unknown = await resetAgentUnderLock({ paths, effects, log }).catch(

@@ -3,7 +3,12 @@ import path from 'node:path';
 import { isRegularExecutable } from '@aks-flex-node/agentbinary';
 import { makeIoError, removeOwned } from '@aks-flex-node/fs';
 import { hostRootState, removeHostRoot } from '@aks-flex-node/hostroot';
-import { binaryFile, hostLayoutFiles, movingMarkerName, type HostPaths } from '@aks-flex-node/layout';
+import {
+  binaryFile,
+  hostLayoutFiles,
+  movingMarkerName,
+  type HostPaths,
+} from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
 
 /**

@@ -43,7 +43,9 @@ describe('createSystemdResetEffects', () => {
   });
 
   it('agentJobIds reads only the agent unit from list-jobs output', () => {
-    expect(agentJobIds(`7 ${unitNames.agent} start running\n8 x.service stop waiting\n\n`)).toEqual(['7']);
+    expect(agentJobIds(`7 ${unitNames.agent} start running\n8 x.service stop waiting\n\n`)).toEqual(
+      ['7'],
+    );
     expect(agentJobIds('')).toEqual([]);
   });
 });

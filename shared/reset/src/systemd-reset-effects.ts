@@ -13,7 +13,10 @@ const notLoadedStatus = 5;
  * The real {@link ResetEffects}: every call is one systemctl command through the
  * shared runner, and a failure names the command and what systemctl said.
  */
-export function createSystemdResetEffects(log: Logger, run: CommandRunner = runCommand): ResetEffects {
+export function createSystemdResetEffects(
+  log: Logger,
+  run: CommandRunner = runCommand,
+): ResetEffects {
   const systemctl = async (args: readonly string[]): Promise<CommandResult> => {
     log.debug({ args }, 'running systemctl');
     try {

@@ -36,7 +36,10 @@ export async function newHost(): Promise<HostPaths> {
   const paths = hostPathsUnder(tmp);
   await mkdir(path.join(paths.parent, 'artifacts'), { recursive: true });
   await chmod(paths.parent, 0o750);
-  await writeFile(path.join(paths.parent, 'artifacts/manifest.json'), '{"images":["pause:3.10"]}\n');
+  await writeFile(
+    path.join(paths.parent, 'artifacts/manifest.json'),
+    '{"images":["pause:3.10"]}\n',
+  );
   await mkdir(path.join(paths.legacy, 'bin'), { recursive: true });
   await mkdir(paths.configDir, { recursive: true });
   await writeFile(paths.configFile, '{"agent":{"logLevel":"info"}}\n', { mode: 0o600 });

@@ -121,7 +121,10 @@ describe('POST /v1/reset', () => {
     expect(calls.filter((c) => c.startsWith('stop'))).not.toContain(`stop ${unitNames.agent}`);
     expect(await exists(path.join(paths.root, nspawnLifecycleFile))).toBe(false);
 
-    const events = await app.inject({ method: 'GET', url: `/v1/operations/${operation.id}/events` });
+    const events = await app.inject({
+      method: 'GET',
+      url: `/v1/operations/${operation.id}/events`,
+    });
     const phases = events.body
       .trim()
       .split('\n')
@@ -139,7 +142,11 @@ describe('POST /v1/reset', () => {
   });
 
   it('is refused with 409 at once while another holder has the activation lock, and changes nothing', async () => {
-    const held = await acquireActivationLock({ lockPath: paths.activationLock, log, purpose: 'a test' });
+    const held = await acquireActivationLock({
+      lockPath: paths.activationLock,
+      log,
+      purpose: 'a test',
+    });
     try {
       const answer = await app.inject({ method: 'POST', url: '/v1/reset', payload: {} });
       expect(answer.statusCode).toBe(409);

@@ -94,7 +94,11 @@ export function createResetService(deps: ResetServiceDeps): ResetService {
           }),
         ));
       } catch (error) {
-        registry.update(operation.id, { state: 'failed', phase: 'refused', message: messageOf(error) });
+        registry.update(operation.id, {
+          state: 'failed',
+          phase: 'refused',
+          message: messageOf(error),
+        });
         throw error;
       }
       const task = done
