@@ -38,6 +38,7 @@ let app: FastifyInstance;
 let reset: ResetService;
 let calls: string[];
 let stops: string[];
+let failStop: boolean;
 
 const exists = (file: string) =>
   lstat(file).then(
@@ -56,11 +57,15 @@ beforeEach(async () => {
   await writeFile(path.join(paths.unitDir, unitNames.agent), '[Unit]\n');
   calls = [];
   stops = [];
+  failStop = false;
   const effects: ResetEffects = {
     cancelQueuedRestarts: () => Promise.resolve(void calls.push('cancel-restarts')),
     disableNow: (unit) => Promise.resolve(void calls.push(`disable --now ${unit}`)),
     disable: (units) => Promise.resolve(void calls.push(`disable ${units.join(' ')}`)),
-    stop: (units) => Promise.resolve(void calls.push(`stop ${units.join(' ')}`)),
+    stop: (units) =>
+      failStop
+        ? Promise.reject(new Error('systemctl stop exited 1 (fake)'))
+        : Promise.resolve(void calls.push(`stop ${units.join(' ')}`)),
     daemonReload: () => Promise.resolve(void calls.push('daemon-reload')),
   };
   const queue = createMutationQueue({ lockPath: paths.activationLock, log });
@@ -156,6 +161,20 @@ describe('POST /v1/reset', () => {
     }
     expect(calls).toEqual([]);
     expect(stops).toEqual([]);
+    expect(await exists(path.join(paths.unitDir, unitNames.agent))).toBe(true);
+  });
+
+  it('a failed step is recorded as failed, and the daemon keeps running to be asked again', async () => {
+    failStop = true;
+    const answer = await app.inject({ method: 'POST', url: '/v1/reset', payload: {} });
+    expect(answer.statusCode).toBe(202);
+    const { id } = operationSchema.parse(answer.json());
+    await reset.drain();
+    const recorded = await readOperationRecord(paths.operationsDir, id);
+    expect(recorded).toMatchObject({ kind: 'reset', state: 'failed', phase: 'failed' });
+    expect(recorded?.message).toContain('systemctl stop exited 1 (fake)');
+    expect(stops).toEqual([]);
+    // Nothing was removed: paths are resolved only after the agent stopped.
     expect(await exists(path.join(paths.unitDir, unitNames.agent))).toBe(true);
   });
 

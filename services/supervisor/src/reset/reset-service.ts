@@ -80,10 +80,13 @@ export function createResetService(deps: ResetServiceDeps): ResetService {
     begin: async () => {
       const operation = registry.create(undefined, 'reset');
       const opLog = deps.log.child({ op: 'reset', opId: operation.id });
-      let done: Promise<ResetReport>;
+      let done: Promise<void>;
       try {
-        ({ done } = await deps.queue.start('a reset', () =>
-          resetAgent({
+        // The outcome is recorded and the stop queued inside the locked work,
+        // so no other mutation of this daemon can start on the reset host in
+        // between.
+        ({ done } = await deps.queue.start('a reset', async () => {
+          const report = await resetAgent({
             paths: deps.paths,
             effects: deps.effects,
             log: opLog,
@@ -91,8 +94,9 @@ export function createResetService(deps: ResetServiceDeps): ResetService {
             onPhase: (phase) => {
               registry.update(operation.id, { phase });
             },
-          }),
-        ));
+          });
+          await succeed(operation.id, report);
+        }));
       } catch (error) {
         registry.update(operation.id, {
           state: 'failed',
@@ -102,7 +106,6 @@ export function createResetService(deps: ResetServiceDeps): ResetService {
         throw error;
       }
       const task = done
-        .then((report) => succeed(operation.id, report))
         .catch((error: unknown) => fail(operation.id, error))
         .catch((error: unknown) => {
           opLog.error({ err: error }, 'could not record the reset outcome');
