@@ -131,6 +131,9 @@ async function expectResetHost(host: Host): Promise<void> {
   await runOrThrow(host, ['test', '-f', '/etc/aks-flex-node/config.json']);
 }
 
+/** A transient restart unit named as the Go releases name the one they queue. */
+const queuedRestart = 'aks-flex-node-agent-upgrade-restart-1764559999000000000';
+
 /** What reset removes, whatever the layout was. */
 const resetPaths = [
   ...Object.values(productUnits).map((unit) => `/etc/systemd/system/${unit}`),
@@ -185,6 +188,20 @@ describeWithProduct(
           expect(again.stderr).toContain('while the agent service is installed or active');
           expect(again.stdout).not.toContain('Binary installed');
 
+          // A restart the Go releases queue during a move, still pending: reset
+          // must cancel it, or it would start the daemon again after the reset.
+          await runOrThrow(host, [
+            'systemd-run',
+            '--quiet',
+            '--collect',
+            `--unit=${queuedRestart}`,
+            '--on-active=120s',
+            '/usr/bin/systemctl',
+            'restart',
+            productUnits.agent,
+          ]);
+          expect((await readUnitState(host, `${queuedRestart}.timer`)).activeState).toBe('active');
+
           // The daemon answers the reset, records it and stops itself.
           const reset = await host.run([productPaths.installedBinary, 'reset', '--json'], {
             timeoutMs: 120_000,
@@ -198,6 +215,9 @@ describeWithProduct(
           expect(operation.keptBinary).toBe(productPaths.installedBinary);
           await expectResetHost(host);
           expect(await parentSnapshot(host)).toBe(parentBefore);
+          expect((await readUnitState(host, `${queuedRestart}.timer`)).activeState).not.toBe(
+            'active',
+          );
 
           // A second reset finds no daemon, resets offline and changes nothing.
           const second = await host.run([productPaths.installedBinary, 'reset', '--json'], {
