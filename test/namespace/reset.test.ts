@@ -159,6 +159,35 @@ describe.skipIf(unavailable !== undefined)('reset on a private host', () => {
     expect(new Set(endStates.values()).size, JSON.stringify([...endStates])).toBe(1);
   });
 
+  it('daemon#8.1 linked host (an earlier release under /usr/local): the link and the legacy binaries stay, the helpers go', () => {
+    const run = runOnPrivateHost(String.raw`
+      legacy_install
+      ${installedHost}
+      "$BINARY" reset --json > /tmp/reset.json
+      echo "root_link=$(readlink /opt/unbounded/agent)"
+      echo "legacy_runs=$(/usr/local/bin/aks-flex-node version --json | jq -r .version)"
+      for p in /usr/local/bin/unbounded-agent-nspawn-lifecycle /usr/local/libexec/unbounded-localdns-network           /usr/local/lib/aks-flex-node/aks-flex-node-recovery.sh /etc/systemd/system/aks-flex-node-agent.service           /opt/unbounded/agent.staging; do
+        if [ -e "$p" ] || [ -L "$p" ]; then echo "left=$p"; fi
+      done
+      echo "parent=$(stat -c %a /opt/unbounded) artifacts=$(ls /opt/unbounded/artifacts)"
+      cat /tmp/reset.json`);
+    expect(
+      run.status,
+      `${run.stdout}
+${run.stderr}`,
+    ).toBe(0);
+    const found = facts(run.stdout);
+    expect(found.root_link).toBe('/usr/local');
+    expect(found.legacy_runs).toMatch(/\S/);
+    expect(found.left).toBeUndefined();
+    expect(found.parent).toBe('750 artifacts=manifest.json');
+    const operation = operationSchema.parse(lastJsonLine(run));
+    expect(operation).toMatchObject({
+      state: 'succeeded',
+      keptBinary: '/opt/unbounded/agent/bin/aks-flex-node',
+    });
+  });
+
   it('daemon#8.4 a reset while another holder has the activation lock is refused at once and changes nothing', () => {
     const run = runOnPrivateHost(String.raw`${installedHost}
       snapshot() { find /opt /usr/local /etc/systemd/system /etc/aks-flex-node -printf '%p %y %m %l\n' | sort | sha256sum; }
