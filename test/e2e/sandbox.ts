@@ -1,8 +1,8 @@
 // `pnpm sandbox` (scripts/sandbox.sh bundles and runs this file): boots a
 // plain host, installs the built product as an operator would, upgrades it
 // to a second build and then to a candidate that cannot serve, which is
-// rolled back, and shows the layout and `aks-flex-node status` after each
-// step. The harness tears the host down on exit, on Ctrl-C and on SIGTERM.
+// rolled back, resets it and rejoins, and shows the layout and
+// `aks-flex-node status` after each step. The harness tears the host down on exit, on Ctrl-C and on SIGTERM.
 //
 // Usage: node sandbox.mjs --release-dir DIR --release-version VERSION
 // (DIR holds the second build's archive, as scripts/build.mjs writes it), or
@@ -117,11 +117,42 @@ async function upgradeToBadCandidate(host: Host, release: ReleaseArchive): Promi
   );
 }
 
+/**
+ * Reset through the daemon (it records the outcome and stops itself), then
+ * a rejoin: the binary reset kept starts the agent again.
+ */
+async function resetAndRejoin(host: Host): Promise<void> {
+  const argv = [productPaths.installedBinary, 'reset'];
+  const reset = await host.run(argv, { timeoutMs: 120_000 });
+  print(`\n${formatCommandResult(argv.join(' '), reset)}`);
+  if (reset.exitCode !== 0) throw new Error(`reset exited ${reset.exitCode}`);
+  await waitForUnitState(host, productUnits.agent, 'inactive', { timeoutMs: 60_000 });
+  const units = await host.run([
+    'bash',
+    '-c',
+    'ls /etc/systemd/system | grep -E "aks-flex-node|unbounded" || echo "(no agent unit left)"',
+  ]);
+  print(`--- agent units ---\n${units.stdout.trim()}`);
+  await showStep(
+    host,
+    '7. reset: units and helpers gone, the binary kept',
+    productPaths.installedBinary,
+  );
+
+  const start = await runOrThrow(host, [productPaths.installedBinary, 'start'], {
+    timeoutMs: 180_000,
+  });
+  print(`\n${formatCommandResult(`${productPaths.installedBinary} start`, start)}`);
+  await waitForUnitState(host, productUnits.agent, 'active');
+  await showStep(host, '8. rejoined with aks-flex-node start', productPaths.installedBinary);
+}
+
 async function runSandbox(host: Host, releases: SandboxReleases): Promise<void> {
   print(`sandbox host ${host.name} booted (${host.variant}, ${host.bootState()})`);
   await installAndReboot(host);
   await upgradeToSecondBuild(host, releases.secondBuild);
   await upgradeToBadCandidate(host, releases.badCandidate);
+  await resetAndRejoin(host);
 }
 
 const { values: flags } = parseArgs({

@@ -1,6 +1,7 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { operationSchema } from '@aks-flex-node/api';
 import { describeWithProduct } from './harness/describe-with-product.js';
 import { repoRoot } from './harness/e2e-paths.js';
 import type { Host } from './harness/index.js';
@@ -8,6 +9,7 @@ import {
   copyIn,
   createReleaseDir,
   productBinary,
+  productPaths,
   productUnits,
   readUnitState,
   runOrThrow,
@@ -16,10 +18,9 @@ import {
 } from './harness/index.js';
 import { formatCommandResult, runProcess } from './harness/run-process.js';
 
-// install.sh, start, uninstall.sh and a rejoin, under real systemd, from a
-// release archive named as the Go releases name it. The agent's reset is not
-// built yet, so uninstall.sh takes its own fallback (upstream #382) when the
-// installed binary does not know the command.
+// install.sh, start, the agent's reset, a rejoin (install.sh and start
+// again) and uninstall.sh, under real systemd, from a release archive named
+// as the Go releases name it. uninstall.sh runs the agent's own reset.
 
 /** The release's architecture as the Go releases and the scripts spell it. */
 const goArch = process.arch === 'arm64' ? 'arm64' : 'amd64';
@@ -102,8 +103,52 @@ async function expectNothingOfTheAgent(host: Host): Promise<void> {
   expect((await readUnitState(host, productUnits.agent)).activeState).not.toBe('active');
 }
 
+/** Runs install.sh and `start`; returns the directory install.sh put the binary in. */
+async function installAndStart(host: Host, round: string): Promise<string> {
+  const install = await runScript(host, 'install.sh');
+  expect(install.exitCode, `${round}: ${install.stdout}${install.stderr}`).toBe(0);
+  const installed = /Binary installed to (\S+)\/aks-flex-node/.exec(install.stdout)?.[1];
+  expect(installed, install.stdout).toBeDefined();
+  const dir = installed ?? '';
+  await runOrThrow(host, ['test', '-x', `${dir}/aks-flex-node`]);
+  await runOrThrow(host, [`${dir}/aks-flex-node`, 'start'], { timeoutMs: 180_000 });
+  await waitForUnitState(host, productUnits.agent, 'active');
+  return dir;
+}
+
+/** After a reset: no agent unit or helper, the agent stopped, its binary kept and callable. */
+async function expectResetHost(host: Host): Promise<void> {
+  await waitForUnitState(host, productUnits.agent, 'inactive', { timeoutMs: 60_000 });
+  const left = await host.run([
+    'bash',
+    '-c',
+    'for p in "$@"; do if [ -e "$p" ] || [ -L "$p" ]; then echo "$p"; fi; done',
+    'left',
+    ...resetPaths,
+  ]);
+  expect(left.stdout.trim().split('\n').filter(Boolean)).toEqual([]);
+  await runOrThrow(host, [productPaths.installedBinary, 'version']);
+  await runOrThrow(host, ['test', '-f', '/etc/aks-flex-node/config.json']);
+}
+
+/** A transient restart unit named as the Go releases name the one they queue. */
+const queuedRestart = 'aks-flex-node-agent-upgrade-restart-1764559999000000000';
+
+/** What reset removes, whatever the layout was. */
+const resetPaths = [
+  ...Object.values(productUnits).map((unit) => `/etc/systemd/system/${unit}`),
+  '/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-recovery.sh',
+  '/usr/local/lib/aks-flex-node/aks-flex-node-recovery.sh',
+  '/opt/unbounded/agent/bin/unbounded-agent-nspawn-lifecycle',
+  '/usr/local/bin/unbounded-agent-nspawn-lifecycle',
+  '/etc/aks-flex-node/agent-upgrade-signal.json',
+  '/etc/aks-flex-node/host-root-agents',
+  '/opt/unbounded/agent.staging',
+  '/opt/unbounded/agent/.moving',
+];
+
 describeWithProduct(
-  'scripts: install.sh, start, uninstall.sh and a rejoin under real systemd',
+  'scripts: install.sh, start, reset, a rejoin and uninstall.sh under real systemd',
   () => {
     let releaseDir = '';
     let archive = '';
@@ -123,7 +168,7 @@ describeWithProduct(
       ['plain', '/usr/local/bin'],
       ['acl', '/opt/unbounded/agent/bin'],
     ] as const)(
-      '%s host: installed into %s, started, refused while running, uninstalled, rejoined',
+      '%s host: installed into %s, started, refused while running, reset, rejoined, uninstalled',
       async (variant, installDir) => {
         await withHost({ variant, name: 'scripts' }, async (host) => {
           for (const script of ['install.sh', 'uninstall.sh']) {
@@ -133,26 +178,64 @@ describeWithProduct(
           await runOrThrow(host, ['bash', '-c', stageParent]);
           const parentBefore = await parentSnapshot(host);
 
-          for (const round of ['install', 'rejoin']) {
-            const install = await runScript(host, 'install.sh');
-            expect(install.exitCode, `${round}: ${install.stdout}${install.stderr}`).toBe(0);
-            await runOrThrow(host, ['test', '-x', `${installDir}/aks-flex-node`]);
-            await runOrThrow(host, [`${installDir}/aks-flex-node`, 'start'], {
-              timeoutMs: 180_000,
-            });
-            await waitForUnitState(host, productUnits.agent, 'active');
+          // Install and start, reset, rejoin (install again and start), uninstall.
+          const firstDir = await installAndStart(host, 'install');
+          expect(firstDir).toBe(installDir);
 
-            // The agent now owns its binary: a second install must not replace it.
-            const again = await runScript(host, 'install.sh');
-            expect(again.exitCode, again.stdout).toBe(78);
-            expect(again.stderr).toContain('while the agent service is installed or active');
-            expect(again.stdout).not.toContain('Binary installed');
+          // The agent now owns its binary: a second install must not replace it.
+          const again = await runScript(host, 'install.sh');
+          expect(again.exitCode, again.stdout).toBe(78);
+          expect(again.stderr).toContain('while the agent service is installed or active');
+          expect(again.stdout).not.toContain('Binary installed');
 
-            const uninstall = await runScript(host, 'uninstall.sh', ['--force']);
-            expect(uninstall.exitCode, `${round}: ${uninstall.stdout}${uninstall.stderr}`).toBe(0);
-            await expectNothingOfTheAgent(host);
-            expect(await parentSnapshot(host)).toBe(parentBefore);
-          }
+          // A restart the Go releases queue during a move, still pending: reset
+          // must cancel it, or it would start the daemon again after the reset.
+          await runOrThrow(host, [
+            'systemd-run',
+            '--quiet',
+            '--collect',
+            `--unit=${queuedRestart}`,
+            '--on-active=120s',
+            '/usr/bin/systemctl',
+            'restart',
+            productUnits.agent,
+          ]);
+          expect((await readUnitState(host, `${queuedRestart}.timer`)).activeState).toBe('active');
+
+          // The daemon answers the reset, records it and stops itself.
+          const reset = await host.run([productPaths.installedBinary, 'reset', '--json'], {
+            timeoutMs: 120_000,
+          });
+          expect(reset.exitCode, `${reset.stdout}${reset.stderr}`).toBe(0);
+          const operation = operationSchema.parse(
+            JSON.parse(reset.stdout.trim().split('\n').at(-1) ?? ''),
+          );
+          expect(operation).toMatchObject({ kind: 'reset', state: 'succeeded' });
+          expect(operation.id).toMatch(/^reset-\d/);
+          expect(operation.keptBinary).toBe(productPaths.installedBinary);
+          await expectResetHost(host);
+          expect(await parentSnapshot(host)).toBe(parentBefore);
+          expect((await readUnitState(host, `${queuedRestart}.timer`)).activeState).not.toBe(
+            'active',
+          );
+
+          // A second reset finds no daemon, resets offline and changes nothing.
+          const second = await host.run([productPaths.installedBinary, 'reset', '--json'], {
+            timeoutMs: 120_000,
+          });
+          expect(second.exitCode, `${second.stdout}${second.stderr}`).toBe(0);
+          expect(second.stdout).toContain('"removed":[]');
+          await expectResetHost(host);
+
+          await installAndStart(host, 'rejoin');
+
+          const uninstall = await runScript(host, 'uninstall.sh', ['--force']);
+          expect(uninstall.exitCode, `${uninstall.stdout}${uninstall.stderr}`).toBe(0);
+          // Through the agent's own reset this time, not the script's fallback.
+          expect(uninstall.stdout).toContain('Reset completed');
+          expect(uninstall.stderr).not.toContain('removing the units directly');
+          await expectNothingOfTheAgent(host);
+          expect(await parentSnapshot(host)).toBe(parentBefore);
         });
       },
     );

@@ -20,6 +20,8 @@ const commands: Record<string, () => Promise<(args: string[]) => Promise<number>
     (await import('./commands/recover-agent-upgrade.js')).runRecoverAgentUpgrade,
   'guard-agent-upgrade': async () =>
     (await import('./commands/guard-agent-upgrade.js')).runGuardAgentUpgrade,
+  reset: async () => (await import('./commands/reset.js')).runReset,
+  unbootstrap: async () => (await import('./commands/reset.js')).runReset,
   help: () => Promise.resolve(runHelp),
 };
 

@@ -35,3 +35,17 @@ export function reportError(error: unknown): number {
   );
   return exitCodes.failure.code;
 }
+
+/**
+ * Asks a yes/no question on the terminal; only y or yes (any case) is a yes.
+ * Callers ask only when stdin and stdout are a terminal: scripts never see a prompt.
+ */
+export async function askYesNo(question: string): Promise<boolean> {
+  const { createInterface } = await import('node:readline/promises');
+  const prompt = createInterface({ input: process.stdin, output: process.stdout });
+  try {
+    return /^y(es)?$/i.test((await prompt.question(`${question} (y/N): `)).trim());
+  } finally {
+    prompt.close();
+  }
+}

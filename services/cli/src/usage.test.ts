@@ -22,9 +22,9 @@ async function sources(): Promise<string[]> {
 describe('usage', () => {
   it('every command the entry dispatches has its own usage, and every usage a command', async () => {
     const main = await readFile(path.join(import.meta.dirname, 'main.ts'), 'utf8');
-    const dispatched = [...main.matchAll(/^ {2}'?([a-z-]+)'?: (?:async )?\(\) =>/gm)].map(
-      (m) => m[1],
-    );
+    const dispatched = [
+      ...main.matchAll(/^ {2}'?([a-z-]+)'?: (?:(?:async )?\(\) =>|load\w+,)/gm),
+    ].map((m) => m[1]);
     expect([...dispatched].sort()).toEqual([...commandNames].sort());
     for (const name of commandNames) expect(usageOf(name)).toMatch(/^usage: aks-flex-node /);
   });

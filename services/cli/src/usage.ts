@@ -18,6 +18,8 @@ commands:
                                    (--preflight: plan only)
   recover-agent-upgrade --message TEXT
                                    restore last-good after a failed upgrade (the recovery unit runs it)
+  reset [--yes] [--json]           stop the agent and remove its units and helpers, keeping
+                                   its binary and config for a rejoin (asks the daemon)
   agent --config PATH              run the daemon (as the agent unit does)
   help                             print this text
 
@@ -62,6 +64,12 @@ under the activation lock. The recovery unit runs it through last-good. Needs ro
 
 Run by the upgrade guard unit: rolls back a switched candidate that does not
 come up in time.`,
+  reset: `usage: aks-flex-node reset [--yes] [--json]
+
+Stops the agent and removes its units, helpers and upgrade state under both
+roots, keeping its binary and config for a rejoin (also: unbootstrap). Asks the
+daemon; only when none answers does it reset the host itself, under the
+activation lock. Prompts only on a terminal without --yes. Needs root.`,
   agent: `usage: aks-flex-node agent [--config PATH]
 
 Runs the daemon, as the agent unit does (also: daemon). Needs root.`,
@@ -71,6 +79,7 @@ Prints the list of commands.`,
 };
 commandUsage.daemon = commandUsage.agent ?? '';
 commandUsage.bootstrap = commandUsage.start ?? '';
+commandUsage.unbootstrap = commandUsage.reset ?? '';
 
 /** Every command the executable dispatches; hints and docs name only these. */
 export const commandNames: readonly string[] = Object.keys(commandUsage);

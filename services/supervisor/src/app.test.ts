@@ -11,6 +11,7 @@ import {
 } from '@aks-flex-node/api';
 import { createSilentLogger } from '@aks-flex-node/log';
 import { buildApp } from './app.js';
+import type { ResetService } from './reset/reset-service.js';
 import type { SupervisorDeps } from './deps.js';
 import { createMutationQueue } from './mutation-queue.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
@@ -38,6 +39,8 @@ const unusedUpgrades: UpgradeService = {
   recover: unused,
   drain: () => Promise.resolve(),
 };
+
+const unusedReset: ResetService = { begin: unused, drain: () => Promise.resolve() };
 
 let tmp: string;
 let app: FastifyInstance;
@@ -70,6 +73,7 @@ async function build(options: { blockMigration?: boolean; upgrades?: UpgradeServ
     },
     upgrades: options.upgrades ?? unusedUpgrades,
     operations: createOperationRegistry(),
+    reset: unusedReset,
     runMutation: (purpose, work) => queue.run(purpose, work),
     isActivationInProgress: () => Promise.resolve(queue.isBusy()),
     daemon: {

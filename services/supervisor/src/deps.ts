@@ -1,5 +1,6 @@
 import type { HostRootResponse, MigrateResponse, VersionInfo } from '@aks-flex-node/api';
 import type { Logger } from '@aks-flex-node/log';
+import type { ResetService } from './reset/reset-service.js';
 import type { OperationRegistry } from './upgrade/operation-registry.js';
 import type { UpgradeService } from './upgrade/upgrade-service.js';
 
@@ -17,6 +18,7 @@ export interface SupervisorDeps {
   hostRoot: HostRootService;
   upgrades: UpgradeService;
   operations: OperationRegistry;
+  reset: ResetService;
   /** Runs a mutation: one at a time, under the activation lock. */
   runMutation<T>(purpose: string, work: () => Promise<T>): Promise<T>;
   isActivationInProgress(): Promise<boolean>;

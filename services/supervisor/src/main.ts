@@ -1,13 +1,16 @@
 import { convergeHostInstall, guardLegacySeed } from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { readAgentConfig } from '@aks-flex-node/config';
-import { hostPaths } from '@aks-flex-node/layout';
+import { hostPaths, unitNames } from '@aks-flex-node/layout';
 import { isActivationLockHeld } from '@aks-flex-node/lock';
 import { createLogger } from '@aks-flex-node/log';
+import { createSystemdResetEffects, isSystemdBooted } from '@aks-flex-node/reset';
 import { createHost } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
 import { createHostRootService } from './host-root-service.js';
 import { createMutationQueue } from './mutation-queue.js';
+import { createResetService } from './reset/reset-service.js';
+import { createSelfDaemonStopper, createSystemdDaemonStopper } from './reset/stop-daemon.js';
 import { createStopRequest, runDaemon, waitForStopSignal } from './run-daemon.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
 import { createReleaseArchives } from './upgrade/release-archives.js';
@@ -66,6 +69,19 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     guard: () => guardLegacySeed(paths, log),
     host,
   });
+  const reset = createResetService({
+    paths,
+    log,
+    queue,
+    registry: operations,
+    effects: (await isSystemdBooted(paths.prefix)) ? createSystemdResetEffects(log) : undefined,
+    // Under systemd this daemon is the agent unit, started through its socket.
+    runningUnits: managedBySystemd ? [unitNames.agent, unitNames.agentSocket] : [],
+    stopDaemon: managedBySystemd
+      ? createSystemdDaemonStopper(log)
+      : createSelfDaemonStopper(stop.request),
+    now: () => host.wallClock(),
+  });
   const hostRoot = createHostRootService(paths, log);
   return runDaemon({
     paths,
@@ -73,6 +89,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     version: options.version,
     stopSignal: stop.requested,
     upgrades,
+    reset,
     prepareHost: async () => {
       await convergeHostInstall({
         paths,
@@ -88,6 +105,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         hostRoot,
         upgrades,
         operations,
+        reset,
         runMutation: (purpose, work) => queue.run(purpose, work),
         isActivationInProgress: async () =>
           queue.isBusy() || (await isActivationLockHeld(paths.activationLock)),

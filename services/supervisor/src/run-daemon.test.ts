@@ -37,6 +37,12 @@ async function daemonOptions(overrides: Partial<DaemonOptions> = {}) {
         return Promise.resolve();
       },
     },
+    reset: {
+      drain: () => {
+        seen.push('drain reset');
+        return Promise.resolve();
+      },
+    },
     buildApp: (daemon) => {
       seen.push(`build ${daemon.socket}`);
       const app = fastify();
@@ -77,7 +83,7 @@ describe('runDaemon', () => {
     expect(JSON.parse(await get(socket, '/v1/ping'))).toEqual({ pid: process.pid });
     stop('SIGTERM');
     expect(await running).toBe(0);
-    expect(seen).toEqual(['prepare', 'build self-bound', 'judge', 'drain']);
+    expect(seen).toEqual(['prepare', 'build self-bound', 'judge', 'drain', 'drain reset']);
     // The guard is released: another daemon may start now.
     const guard = await holdSingleInstance(socket);
     await guard.release();
@@ -108,7 +114,7 @@ describe('runDaemon', () => {
     await expect.poll(() => seen.includes('build self-bound')).toBe(true);
     stop('SIGINT');
     expect(await running).toBe(0);
-    expect(seen).toEqual(['prepare', 'build self-bound', 'drain']);
+    expect(seen).toEqual(['prepare', 'build self-bound', 'drain', 'drain reset']);
   });
 });
 

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { SupervisorDeps } from './deps.js';
 import { listenOn, type ListenTarget } from './socket/listen.js';
 import { takeSystemdSocket } from './socket/systemd-socket.js';
+import type { ResetService } from './reset/reset-service.js';
 import type { UpgradeService } from './upgrade/upgrade-service.js';
 
 /** How long a started daemon must stay up before it judges a pending upgrade a success. */
@@ -17,6 +18,8 @@ export interface DaemonOptions {
   log: Logger;
   version: VersionInfo;
   upgrades: Pick<UpgradeService, 'judgeAtStart' | 'drain'>;
+  /** Awaited at shutdown like the upgrades, so a reset's record is written before exit. */
+  reset: Pick<ResetService, 'drain'>;
   /** Runs before the socket is served: migrate, seed, service assets. Fatal on error. */
   prepareHost: () => Promise<void>;
   /** Builds the API once the host is prepared, told how this process serves. */
@@ -34,7 +37,7 @@ export interface DaemonOptions {
  * and close cleanly when told to stop. Resolves with the exit code.
  */
 export async function runDaemon(options: DaemonOptions): Promise<number> {
-  const { log, paths, upgrades } = options;
+  const { log, paths, upgrades, reset } = options;
   const passedFd = takeSystemdSocket();
   // The guard comes first: a second daemon must refuse before it touches the
   // host or the socket file the first one serves.
@@ -67,7 +70,7 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
     // close() waits for requests in flight. A passed socket stays open in systemd,
     // so clients that connect meanwhile wait for the next daemon instead of failing.
     await app.close();
-    await Promise.all([judging.done, upgrades.drain()]);
+    await Promise.all([judging.done, upgrades.drain(), reset.drain()]);
     return 0;
   } finally {
     await guard.release();

@@ -30,6 +30,8 @@ export interface ApiClient {
   /** Calls `onEvent` for each event of the operation's stream until the daemon ends it. */
   followOperation(id: string, onEvent: (event: OperationEvent) => void): Promise<void>;
   recover(message?: string): Promise<z.infer<typeof recoveryResponseSchema>>;
+  /** Starts a reset; the daemon answers once it holds the activation lock. */
+  beginReset(): Promise<z.infer<typeof operationSchema>>;
 }
 
 const daemonHint =
@@ -54,6 +56,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     beginAgentUpgrade: (request) => call(apiRoutes.beginAgentUpgrade, operationSchema, request),
     operation: (id) => call(apiRoutes.operation, operationSchema, undefined, { id }),
     followOperation: (id, onEvent) => followEvents(options, id, onEvent),
+    beginReset: () => call(apiRoutes.beginReset, operationSchema, {}),
     recover: (message) =>
       call(apiRoutes.recover, recoveryResponseSchema, message === undefined ? {} : { message }),
   };

@@ -12,6 +12,8 @@ export {
 export type { HostRootResponse, MigrateResponse } from './host-root.js';
 export { problemContentType, problemFromError, problemSchema } from './problem.js';
 export { apiRoutes, requestBodyLimitBytes, requestBodyLimitText } from './routes.js';
+export { resetRequestSchema } from './reset.js';
+export type { ResetRequest } from './reset.js';
 export { statusResponseSchema } from './status.js';
 export type { StatusResponse } from './status.js';
 export { capabilities, versionInfoSchema } from './version.js';
@@ -20,6 +22,8 @@ export {
   agentUpgradeRequestSchema,
   isTerminalOperationState,
   operationEventSchema,
+  operationKindSchema,
+  operationKinds,
   operationSchema,
   recoveryRequestSchema,
   recoveryResponseSchema,
@@ -31,6 +35,7 @@ export type {
   BinarySource,
   Operation,
   OperationEvent,
+  OperationKind,
   OperationState,
   RecoveryResponse,
   UpgradeSignal,

@@ -11,6 +11,7 @@ export const apiRoutes = {
   operation: { method: 'GET', url: '/v1/operations/:id' },
   operationEvents: { method: 'GET', url: '/v1/operations/:id/events' },
   recover: { method: 'POST', url: '/v1/recovery' },
+  beginReset: { method: 'POST', url: '/v1/reset' },
 } as const;
 
 /** One entry of {@link apiRoutes}. */

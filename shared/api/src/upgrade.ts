@@ -52,10 +52,15 @@ export function isTerminalOperationState(state: OperationState): boolean {
   return state === 'succeeded' || state === 'failed' || state === 'rolled-back';
 }
 
+/** What an operation does: an AgentUpgrade, or a reset (`POST /v1/reset`). */
+export const operationKinds = ['agent-upgrade', 'reset'] as const;
+export const operationKindSchema = z.enum(operationKinds);
+export type OperationKind = z.infer<typeof operationKindSchema>;
+
 /** An operation as `GET /v1/operations/{id}` reports it. URLs in it are always redacted. */
 export const operationSchema = z.strictObject({
   id: z.string(),
-  kind: z.literal('agent-upgrade'),
+  kind: operationKindSchema,
   state: operationStateSchema,
   /** The step running now, or the last one. */
   phase: z.string(),
@@ -67,6 +72,10 @@ export const operationSchema = z.strictObject({
   startedAt: z.string(),
   switchedAt: z.string().optional(),
   finishedAt: z.string().optional(),
+  /** A reset's: the paths it removed. */
+  removed: z.array(z.string()).optional(),
+  /** A reset's: the agent binary it kept for a rejoin, when one runs. */
+  keptBinary: z.string().optional(),
 });
 export type Operation = z.infer<typeof operationSchema>;
 

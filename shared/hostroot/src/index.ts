@@ -6,6 +6,7 @@ export { isLegacyReleased } from './is-legacy-released.js';
 export { migrateHostRoot } from './migrate-host-root.js';
 export { plannedHostRoot } from './planned-host-root.js';
 export { prepareHostRoot } from './prepare-host-root.js';
+export { removeHostRoot } from './remove-host-root.js';
 export { removeLegacySeed } from './remove-legacy-seed.js';
 export { resolveHostRoot } from './resolve-host-root.js';
 export { loadRecordedDigests, recordDigest } from './move/digest-record.js';

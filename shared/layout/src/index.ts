@@ -15,5 +15,5 @@ export {
   recoveryScriptFile,
   stagingSuffix,
 } from './names.js';
-export { hostPaths, hostPathsUnder, unitNames } from './paths.js';
+export { hostPaths, hostPathsUnder, queuedRestartUnitPrefix, unitNames } from './paths.js';
 export type { HostPaths } from './paths.js';

@@ -123,4 +123,13 @@ export const unitNames = {
   /** Started with the agent; rolls back a switched candidate that fails. */
   upgradeGuard: 'aks-flex-node-upgrade-guard.service',
   bootstrap: 'aks-flex-node-bootstrap.service',
+  /** The machines' DNS network unit the agent library writes; reset disables and removes it. */
+  localDnsNetwork: 'unbounded-localdns-network.service',
 } as const;
+
+/**
+ * The Go releases queue the daemon's restart after the move's first pass as a
+ * transient unit with this prefix and a timestamp; reset stops any still queued,
+ * because one that fires mid-reset starts the daemon again (spec daemon 8.4).
+ */
+export const queuedRestartUnitPrefix = 'aks-flex-node-agent-upgrade-restart-';

@@ -3,6 +3,7 @@ import {
   isTerminalOperationState,
   type Operation,
   type OperationEvent,
+  type OperationKind,
   type OperationState,
 } from '@aks-flex-node/api';
 
@@ -14,7 +15,10 @@ export interface OperationUpdate {
   receivedBytes?: number;
   totalBytes?: number;
   fields?: Partial<
-    Pick<Operation, 'fromPath' | 'toPath' | 'toVersion' | 'switchedAt' | 'finishedAt'>
+    Pick<
+      Operation,
+      'fromPath' | 'toPath' | 'toVersion' | 'switchedAt' | 'finishedAt' | 'removed' | 'keptBinary'
+    >
   >;
 }
 
@@ -28,7 +32,8 @@ interface Tracked {
 
 /** The operations this daemon process runs: their state and progress events, in memory. */
 export interface OperationRegistry {
-  create(sourceUrl: string): Operation;
+  /** A new running operation; an AgentUpgrade names its source, a reset has none. */
+  create(sourceUrl: string | undefined, kind?: OperationKind): Operation;
   update(id: string, update: OperationUpdate): void;
   get(id: string): Operation | undefined;
   /** Whether this process runs (or ran) the operation. */
@@ -60,17 +65,18 @@ export function createOperationRegistry(now: () => Date = () => new Date()): Ope
     for (const listener of entry.listeners) listener(event);
   };
   return {
-    create: (sourceUrl) => {
-      const id = `upgrade-${now()
+    create: (sourceUrl, kind = 'agent-upgrade') => {
+      const prefix = kind === 'reset' ? 'reset' : 'upgrade';
+      const id = `${prefix}-${now()
         .toISOString()
         .replace(/[-:.TZ]/g, '')}-${randomBytes(4).toString('hex')}`;
       const operation: Operation = {
         id,
-        kind: 'agent-upgrade',
+        kind,
         state: 'running',
         phase: 'accepted',
-        sourceUrl,
         startedAt: now().toISOString(),
+        ...(sourceUrl === undefined ? {} : { sourceUrl }),
       };
       const entry: Tracked = { operation, events: [], listeners: new Set() };
       tracked.set(id, entry);

@@ -1,0 +1,125 @@
+import {
+  createApiClient,
+  exitCodes,
+  isTerminalOperationState,
+  type ApiClient,
+  type Operation,
+} from '@aks-flex-node/api';
+import { readOperationRecord } from '@aks-flex-node/agentbinary';
+import { hostPaths } from '@aks-flex-node/layout';
+import { AgentError, createLogger, isAgentError } from '@aks-flex-node/log';
+import { resetThisHost, type ResetReport } from '@aks-flex-node/reset';
+import { parseCommandArgs } from '../args.js';
+import { askYesNo, printJson, printLine } from '../output.js';
+import { requireRoot } from '../require-root.js';
+
+/** How long the daemon may take to answer the request before it counts as not answering. */
+const requestTimeoutMs = 15_000;
+/** How long to wait for the record after the daemon's stream ended without an outcome. */
+const recordWaitMs = 30_000;
+
+/**
+ * `aks-flex-node reset [--json] [--yes]`: removes the agent's units, helpers
+ * and upgrade state, keeping its binary for a rejoin. It asks the daemon
+ * (the only writer while it runs); only when none answers does it run the
+ * same sweep itself, under the same activation lock. It prompts only on a
+ * terminal: uninstall.sh and Ignition run it bare and unattended.
+ */
+export async function runReset(args: string[]): Promise<number> {
+  const flags = parseCommandArgs('reset', args, {
+    json: { type: 'boolean', default: false },
+    yes: { type: 'boolean', short: 'y', default: false },
+  });
+  requireRoot('reset', 'it stops the agent and removes its units and helpers');
+  const interactive = process.stdin.isTTY && process.stdout.isTTY && !flags.json;
+  if (interactive && !flags.yes) {
+    printLine(
+      'This stops the AKS Flex Node agent and removes its units, helpers and upgrade state.',
+    );
+    printLine('The agent binary and /etc/aks-flex-node/config.json are kept for a rejoin.');
+    if (!(await askYesNo('Reset this host?'))) {
+      printLine('Reset cancelled.');
+      return exitCodes.ok.code;
+    }
+  }
+  const operation = await resetThroughDaemon(flags.json).catch(async (error: unknown) => {
+    if (!isAgentError(error, 'DAEMON_UNREACHABLE')) throw error;
+    if (!flags.json) printLine('No daemon answers; resetting this host directly.');
+    // Warnings only, on stderr: stdout carries the result (or the one JSON object).
+    const log = createLogger({
+      level: 'warn',
+      destination: process.stderr,
+      bindings: { role: 'reset' },
+    });
+    return offlineOperation(await resetThisHost(log));
+  });
+  if (flags.json) printJson(operation);
+  else printLine(`Reset ${operation.state}: ${operation.message ?? ''}`);
+  if (operation.state === 'succeeded') return exitCodes.ok.code;
+  throw new AgentError('HOST_ROOT_IO', `reset ${operation.id} failed: ${operation.message ?? ''}`, {
+    hint: 'see `journalctl -u aks-flex-node-agent` for the cause, then run `aks-flex-node reset` again',
+  });
+}
+
+/**
+ * Starts the reset in the daemon and follows it. The daemon stops itself
+ * once the outcome is recorded, so the stream may break before the last
+ * event arrives; the record on disk then holds the outcome.
+ */
+async function resetThroughDaemon(json: boolean): Promise<Operation> {
+  const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs: requestTimeoutMs });
+  const started = await client.beginReset();
+  let last: Operation = started;
+  await followToEnd(client, started.id, (phase) => {
+    if (!json) printLine(`  ${phase}`);
+  });
+  const deadline = Date.now() + recordWaitMs;
+  for (;;) {
+    const recorded = await readOperationRecord(hostPaths.operationsDir, started.id);
+    if (recorded !== undefined && isTerminalOperationState(recorded.state)) return recorded;
+    last = recorded ?? last;
+    if (Date.now() > deadline) {
+      throw new AgentError(
+        'DAEMON_ERROR',
+        `the daemon recorded no outcome of reset ${started.id}`,
+        {
+          path: hostPaths.operationsDir,
+          hint: 'see `journalctl -u aks-flex-node-agent`, then run `aks-flex-node reset` again',
+        },
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function followToEnd(client: ApiClient, id: string, onPhase: (phase: string) => void) {
+  let shown = '';
+  try {
+    await client.followOperation(id, (event) => {
+      if (event.phase !== shown) onPhase((shown = event.phase));
+    });
+  } catch (error) {
+    // The daemon goes away at the end of its own reset; the record says how it ended.
+    if (!isAgentError(error, 'DAEMON_UNREACHABLE')) throw error;
+  }
+}
+
+/** The offline reset, reported in the same shape as the daemon's operation. */
+function offlineOperation(report: ResetReport): Operation {
+  const now = new Date().toISOString();
+  const kept =
+    report.keptBinary === undefined
+      ? 'no agent binary was left to keep'
+      : `kept ${report.keptBinary} for a rejoin`;
+  return {
+    id: `reset-offline-${now.replace(/[-:.TZ]/g, '')}`,
+    kind: 'reset',
+    state: 'succeeded',
+    phase: 'done',
+    message: `removed ${report.removed.length} path(s); ${kept}`,
+    startedAt: now,
+    finishedAt: now,
+    removed: report.removed,
+    ...(report.keptBinary === undefined ? {} : { keptBinary: report.keptBinary }),
+  };
+}

@@ -1,0 +1,34 @@
+import { unitNames } from '@aks-flex-node/layout';
+import { AgentError, type Logger } from '@aks-flex-node/log';
+import { runCommand, type CommandRunner } from '@aks-flex-node/systemd';
+
+/**
+ * Stops this daemon after its own reset, under systemd: the stop of the agent
+ * and its socket is only queued (--no-block), since a process that waited
+ * for its own stop would be killed while waiting. Reset has removed the unit
+ * files and reloaded systemd; the running units stay loaded until they stop.
+ */
+export function createSystemdDaemonStopper(log: Logger, run: CommandRunner = runCommand) {
+  return async (reason: string): Promise<void> => {
+    const args = ['--no-block', 'stop', unitNames.agentSocket, unitNames.agent];
+    const result = await run('systemctl', args, 30_000);
+    if (result.exitCode !== 0) {
+      throw new AgentError(
+        'SYSTEMD_FAILED',
+        `systemctl ${args.join(' ')} exited ${result.exitCode}: ${result.stderr.trim()}`,
+        { hint: 'stop it with `systemctl stop aks-flex-node-agent.service`' },
+      );
+    }
+    log.info({ reason }, 'queued the stop of the agent unit');
+  };
+}
+
+/** A daemon started by hand stops itself, shortly, so the request's stream is answered first. */
+export function createSelfDaemonStopper(requestStop: (reason: string) => void) {
+  return (reason: string): Promise<void> => {
+    setTimeout(() => {
+      requestStop(reason);
+    }, 200);
+    return Promise.resolve();
+  };
+}

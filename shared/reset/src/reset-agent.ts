@@ -1,0 +1,150 @@
+import { lstat } from 'node:fs/promises';
+import path from 'node:path';
+import { makeIoError, removeOwned } from '@aks-flex-node/fs';
+import { unitNames, type HostPaths } from '@aks-flex-node/layout';
+import { isNotFound, type Logger } from '@aks-flex-node/log';
+import { findKeptBinary } from './find-kept-binary.js';
+import type { ResetEffects } from './reset-effects.js';
+import { resetTargets, resetUnits } from './reset-targets.js';
+import { settleUnfinishedMove } from './settle-unfinished-move.js';
+
+/** The steps of a reset, in order, as progress events name them. */
+export const resetPhases = [
+  'cancel-restarts',
+  'first-boot-unit',
+  'stop-agent',
+  'remove-files',
+  'unfinished-move',
+  'daemon-reload',
+] as const;
+export type ResetPhase = (typeof resetPhases)[number];
+
+/** Options for {@link resetAgent}. */
+export interface ResetAgentOptions {
+  /** The layout; production passes `hostPaths`, tests a temporary tree. */
+  paths: HostPaths;
+  /** systemctl, or `undefined` on a host systemd does not run (nothing to stop or reload). */
+  effects: ResetEffects | undefined;
+  log: Logger;
+  /**
+   * Units this process runs in (the daemon's own agent unit and socket): they
+   * are disabled and their files removed, but not stopped, since a process
+   * cannot wait for its own stop. The caller stops them last.
+   */
+  runningUnits?: readonly string[];
+  onPhase?: (phase: ResetPhase) => void;
+}
+
+/** What a reset did. */
+export interface ResetReport {
+  /** Paths that existed and were removed. */
+  removed: string[];
+  /** The agent binary kept for a rejoin, if one runs. */
+  keptBinary: string | undefined;
+}
+
+/**
+ * Resets the agent's installation on this host (spec daemon 8): the units,
+ * helpers, recovery script, upgrade signal, digest record and an unfinished
+ * move's leftovers go; the binaries, `/opt/unbounded` and an operator's link
+ * stay. It reads no config or state file, so it works on a host whose config
+ * is broken, and everything it does is idempotent: a second reset succeeds
+ * and changes nothing. The caller holds the activation lock, so no upgrade,
+ * move or activation runs meanwhile.
+ *
+ * Throws SYSTEMD_FAILED when a unit cannot be disabled or stopped (nothing
+ * after that step has run), HOST_ROOT_IO when a file cannot be removed.
+ */
+export async function resetAgent(options: ResetAgentOptions): Promise<ResetReport> {
+  const { paths, effects, log } = options;
+  const running = new Set(options.runningUnits ?? []);
+  const phase = (name: ResetPhase) => {
+    log.info({ phase: name }, 'reset step');
+    options.onPhase?.(name);
+  };
+  const unitFile = (unit: string) => path.join(paths.unitDir, unit);
+
+  // First, so a restart queued before the lock was taken cannot start a daemon
+  // that rewrites the units while they are being removed.
+  phase('cancel-restarts');
+  await effects?.cancelQueuedRestarts();
+
+  // Before the agent stops, because in the daemon stopping the agent ends the
+  // process running this. --now: the oneshot stays active (RemainAfterExit)
+  // after its file is gone, and a start after re-provisioning would do nothing.
+  // A failed disable keeps the file, so a retry still finds the unit.
+  phase('first-boot-unit');
+  const removed: string[] = [];
+  if (await isPresent(unitFile(unitNames.bootstrap))) {
+    await effects?.disableNow(unitNames.bootstrap);
+    await removeOwned(unitFile(unitNames.bootstrap));
+    removed.push(unitFile(unitNames.bootstrap));
+  }
+
+  phase('stop-agent');
+  await stopAgentUnits(options, running);
+
+  // Only now are the paths resolved: with the agent stopped (or, in the
+  // daemon, its queue held by this reset) no move can change where they are.
+  phase('remove-files');
+  for (const target of resetTargets(paths)) {
+    if (!(await isPresent(target))) continue;
+    await removeOwned(target);
+    removed.push(target);
+  }
+
+  phase('unfinished-move');
+  removed.push(...(await settleUnfinishedMove(paths, log)));
+
+  phase('daemon-reload');
+  await effects?.daemonReload();
+
+  const keptBinary = await findKeptBinary(paths);
+  log.info({ removed, keptBinary }, 'reset finished');
+  return { removed, keptBinary };
+}
+
+/**
+ * Disables every agent unit that has a unit file, then stops them all (the
+ * guard first: it may be rolling back, and that takes the lock we hold).
+ * Units this process runs in are only disabled.
+ */
+async function stopAgentUnits(options: ResetAgentOptions, running: ReadonlySet<string>) {
+  const { effects, paths } = options;
+  if (effects === undefined) {
+    options.log.warn('systemd does not run this host; no unit to stop, removing files only');
+    return;
+  }
+  const withFiles: string[] = [];
+  for (const unit of resetUnits) {
+    if (await isPresent(path.join(paths.unitDir, unit))) withFiles.push(unit);
+  }
+  // The guard is started by the agent, never enabled; the rest are disabled
+  // first so nothing pulls them in again while they stop.
+  const enabled = withFiles.filter((unit) => unit !== unitNames.upgradeGuard);
+  if (enabled.length > 0) await effects.disable(enabled);
+  // One at a time: systemctl gives one status for many units, and a unit it
+  // has not loaded must not hide a failure to stop another.
+  for (const unit of stopOrder) {
+    if (!running.has(unit)) await effects.stop([unit]);
+  }
+}
+
+/** The guard first (it may be rolling back), then the agent before the socket that would start it again. */
+const stopOrder: readonly string[] = [
+  unitNames.upgradeGuard,
+  unitNames.agent,
+  unitNames.agentSocket,
+  unitNames.recovery,
+  unitNames.localDnsNetwork,
+];
+
+async function isPresent(target: string): Promise<boolean> {
+  try {
+    await lstat(target);
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw makeIoError('inspect', target, error);
+  }
+}
