@@ -6,6 +6,7 @@ import type { Logger } from '@aks-flex-node/log';
 import { buildApp } from './app.js';
 import type { HostRootService } from './deps.js';
 import { createMutationQueue } from './mutation-queue.js';
+import { closeWithin, shutdownGraceMs } from './socket/close-within.js';
 import { listenOn, type ListenTarget } from './socket/listen.js';
 import { holdSingleInstance } from './socket/single-instance.js';
 import { takeSystemdSocket } from './socket/systemd-socket.js';
@@ -48,7 +49,7 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
   const passedFd = takeSystemdSocket();
   // The guard comes first: a second daemon must refuse before it touches the
   // host or the socket file the first one serves.
-  const guard = await holdSingleInstance(paths.socket);
+  const guard = await holdSingleInstance(paths.daemonLock, paths.socket);
   try {
     await options.prepareHost();
     let requestStop: (reason: string) => void = () => undefined;
@@ -104,9 +105,9 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
     const signal = await Promise.race([options.stopSignal, internalStop]);
     log.info({ signal }, 'daemon shutting down');
     judging.cancel();
-    // close() waits for requests in flight. A passed socket stays open in systemd,
-    // so clients that connect meanwhile wait for the next daemon instead of failing.
-    await app.close();
+    // close() waits for requests in flight, for a bounded time. A passed socket stays
+    // open in systemd, so clients that connect meanwhile wait for the next daemon.
+    await closeWithin(app, shutdownGraceMs, log);
     await Promise.all([judging.done, upgrades.drain()]);
     return 0;
   } finally {

@@ -43,6 +43,12 @@ export interface HostPaths {
   readonly stateDir: string;
   /** One JSON record per finished operation, so a result outlives the daemon that produced it. */
   readonly operationsDir: string;
+  /**
+   * The single-instance guard: a flock on this file in the root-only run
+   * directory, so no other user can hold it, and the kernel frees it when
+   * the daemon dies. Replaces the abstract socket name any user could bind.
+   */
+  readonly daemonLock: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -68,6 +74,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     legacySeed: at('/usr/local/bin/aks-flex-node'),
     stateDir: at('/var/lib/aks-flex-node'),
     operationsDir: at('/var/lib/aks-flex-node/operations'),
+    daemonLock: path.join(runDir, 'daemon.lock'),
   };
 }
 

@@ -9,3 +9,5 @@ export type {
   ActivationLockOptions,
   RetryWhileBusyOptions,
 } from './activation-lock.js';
+export { tryFlock } from './flock.js';
+export type { FlockHandle } from './flock.js';
