@@ -113,8 +113,7 @@ describe('unit confinement and documentation', () => {
   )('issue12#8 %s carries the sandboxing the issue lists, sorted', (_name, asset) => {
     for (const directive of [
       'NoNewPrivileges=yes',
-      'ProtectHome=yes',
-      'PrivateTmp=yes',
+      'ProtectHome=read-only',
       'ProtectKernelTunables=yes',
       'ProtectKernelModules=yes',
       'ProtectControlGroups=yes',
