@@ -31,6 +31,7 @@ const unusedUpgrades: UpgradeService = {
   get: unused,
   judgeAtStart: unused,
   recover: unused,
+  cancel: unused,
   drain: () => Promise.resolve(),
 };
 

@@ -6,7 +6,9 @@ import {
   type FastifyServerFactory,
 } from 'fastify';
 import type { SupervisorDeps } from './deps.js';
+import { answerClientError } from './client-error.js';
 import { handleError } from './error-handler.js';
+import { parseJsonBody } from './parse-json-body.js';
 import { agentUpgradeRoutes } from './routes/agent-upgrades.js';
 import { hostRootRoutes } from './routes/host-root.js';
 import { statusRoutes } from './routes/status.js';
@@ -36,9 +38,23 @@ export async function buildApp(
     requestTimeout: 120_000,
     // Status polls would flood the journal; refusals and failures are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
+    // Errors raised before routing (a bad URL, an over-long id) and before
+    // fastify (oversized headers, a timeout) answer problem+json like the rest.
+    frameworkErrors: handleError,
+    clientErrorHandler: (error, socket) => {
+      answerClientError(error, socket, deps.log);
+    },
     ...(options.serverFactory === undefined ? {} : { serverFactory: options.serverFactory }),
   });
   app.setErrorHandler(handleError);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
+    try {
+      done(null, parseJsonBody(text as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
   app.setNotFoundHandler(async (request, reply) =>
     handleError(
       Object.assign(new Error(`no route ${request.method} ${request.url}`), {

@@ -8,6 +8,12 @@ export function httpStatusFor(code: ErrorCode): number {
       return 400;
     case 'NOT_FOUND':
       return 404;
+    case 'REQUEST_TIMEOUT':
+      return 408;
+    case 'REQUEST_HEADERS_TOO_LARGE':
+      return 431;
+    case 'OPERATION_NOT_CANCELLABLE':
+      return 409;
     case 'REQUEST_TOO_LARGE':
       return 413;
     case 'ACTIVATION_IN_PROGRESS':

@@ -43,12 +43,9 @@ export async function tryFlock(path: string): Promise<FlockHandle | undefined> {
       cause: error,
     });
   }
-  if (exitCode !== 0) {
+  if (exitCode === conflictExitCode) {
     await file.close();
-    if (exitCode === conflictExitCode) return undefined;
-    throw new AgentError('HOST_ROOT_IO', `lock ${path} with flock: exit code ${exitCode}`, {
-      path,
-    });
+    return undefined;
   }
   let released = false;
   return {
@@ -66,13 +63,17 @@ function runFlock(args: string[], fd: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn('flock', args, { stdio: ['ignore', 'ignore', 'pipe', fd] });
     let stderr = '';
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', (chunk: string) => (stderr += chunk));
+    child.stderr?.setEncoding('utf8');
+    child.stderr?.on('data', (chunk: string) => (stderr += chunk));
     child.once('error', reject);
     child.once('close', (code, signal) => {
-      if (code === null)
+      if (code === null) {
         reject(new Error(`flock was killed by ${String(signal)}: ${stderr.trim()}`));
-      else resolve(code);
+      } else if (code !== 0 && code !== conflictExitCode) {
+        reject(new Error(`flock exited ${code}: ${stderr.trim()}`));
+      } else {
+        resolve(code);
+      }
     });
   });
 }

@@ -25,6 +25,10 @@ export const errorCodes = {
   NOT_EXECUTABLE: 'a binary does not run where it is installed',
   SYSTEMD_FAILED: 'a systemctl command failed',
   INTERNAL: 'an unexpected internal error',
+  // Appended (issue 12): hardening
+  OPERATION_NOT_CANCELLABLE: 'the operation has switched or ended and can no longer be cancelled',
+  REQUEST_TIMEOUT: 'a request did not arrive in time',
+  REQUEST_HEADERS_TOO_LARGE: "a request's URL or headers are over the size limit",
 } as const;
 
 /** A stable error code from {@link errorCodes}. */

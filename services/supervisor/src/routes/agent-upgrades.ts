@@ -2,13 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import {
   agentUpgradeRequestSchema,
   operationEventSchema,
+  operationParamsSchema,
   operationSchema,
   recoveryRequestSchema,
   recoveryResponseSchema,
 } from '@aks-flex-node/api';
 import { AgentError } from '@aks-flex-node/log';
 import type { SupervisorDeps } from '../deps.js';
-import { parseBody } from '../parse-body.js';
+import { parseBody, parseParams } from '../parse-body.js';
 import { endsEventStream } from '../upgrade/operation-registry.js';
 
 function notFound(id: string): AgentError {
@@ -21,7 +22,8 @@ function notFound(id: string): AgentError {
 /**
  * `POST /v1/agent-upgrades` (a mutation: 202 once it holds the lock, 409 at
  * once when another runs), `GET /v1/operations/{id}`, its NDJSON event
- * stream, and `POST /v1/recovery` for the recovery shim.
+ * stream, `DELETE /v1/operations/{id}` (cancel), and `POST /v1/recovery` for
+ * the recovery shim.
  */
 export function agentUpgradeRoutes(deps: SupervisorDeps) {
   return (app: FastifyInstance): Promise<void> => {
@@ -30,13 +32,21 @@ export function agentUpgradeRoutes(deps: SupervisorDeps) {
       const operation = await deps.upgrades.begin(body);
       return reply.status(202).send(operationSchema.parse(operation));
     });
-    app.get<{ Params: { id: string } }>('/v1/operations/:id', async (request) => {
-      const operation = await deps.upgrades.get(request.params.id);
-      if (operation === undefined) throw notFound(request.params.id);
+    app.get('/v1/operations/:id', async (request) => {
+      const { id } = parseParams(operationParamsSchema, request.params, 'GET /v1/operations/{id}');
+      const operation = await deps.upgrades.get(id);
+      if (operation === undefined) throw notFound(id);
       return operationSchema.parse(operation);
     });
-    app.get<{ Params: { id: string } }>('/v1/operations/:id/events', async (request, reply) => {
-      const { id } = request.params;
+    // Cancels an upgrade that has not begun to switch; answers once it stopped.
+    app.delete('/v1/operations/:id', async (request) => {
+      const route = 'DELETE /v1/operations/{id}';
+      const { id } = parseParams(operationParamsSchema, request.params, route);
+      return operationSchema.parse(await deps.upgrades.cancel(id));
+    });
+    app.get('/v1/operations/:id/events', async (request, reply) => {
+      const route = 'GET /v1/operations/{id}/events';
+      const { id } = parseParams(operationParamsSchema, request.params, route);
       // An operation another process of this daemon ran (the one before a
       // restart): a client that reconnects, or whose request waited on the
       // socket through the restart, gets its state now as a one-event stream.

@@ -20,10 +20,10 @@ export function createReleaseArchives(
   const member = releaseArchiveMember();
   return {
     parse: (source) => parseUpgradeSource(source),
-    fetch: async (source, onProgress) => {
+    fetch: async (source, onProgress, signal) => {
       // Root-only: the archive is code the host will run.
       await mkdir(tempDir, { recursive: true, mode: 0o700 });
-      const downloaded = await downloadArchive(source, { tempDir, onProgress });
+      const downloaded = await downloadArchive(source, { tempDir, onProgress, signal });
       return { archivePath: downloaded.path, cleanup: () => rm(downloaded.path, { force: true }) };
     },
     install: (_source, archivePath, slot) =>

@@ -19,6 +19,7 @@ import type { MutationQueue } from '../mutation-queue.js';
 import type { ArchiveHandler } from './archive-handler.js';
 import { inspectCandidate } from './inspect-candidate.js';
 import { refuseRunningSlot } from './refuse-running-slot.js';
+import { createUpgradeCancels } from './upgrade-cancels.js';
 import type { OperationRegistry } from './operation-registry.js';
 import type { RestartExecutor } from './restart-executor.js';
 
@@ -41,6 +42,11 @@ export interface UpgradeService {
   get(id: string): Promise<Operation | undefined>;
   judgeAtStart(): Promise<JudgeOutcome>;
   recover(message: string | undefined): Promise<RecoveryResponse>;
+  /**
+   * Cancels an upgrade that has not begun to switch and resolves with it once
+   * it has stopped. Throws NOT_FOUND, OPERATION_NOT_CANCELLABLE.
+   */
+  cancel(id: string): Promise<Operation>;
   /** Resolves when every background upgrade this process started has finished its part. */
   drain(): Promise<void>;
 }
@@ -49,6 +55,7 @@ export interface UpgradeService {
 export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
   const { log, paths, registry } = deps;
   const background = new Set<Promise<void>>();
+  const cancels = createUpgradeCancels(registry);
   const binaryPaths = async (): Promise<AgentBinaryPaths> =>
     agentBinaryPathsUnder(await resolveHostRoot(paths));
   const recordResult = (operation: Operation) =>
@@ -58,6 +65,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
     id: string,
     source: ReturnType<ArchiveHandler['parse']>,
     layout: AgentBinaryPaths,
+    signal: AbortSignal,
   ) => {
     const opLog = log.child({ op: 'agent-upgrade', opId: id });
     const result = await stageAndSwitch({
@@ -71,9 +79,14 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
         await refuseRunningSlot(layout, await realpath(process.execPath));
       },
       fetchArchive: () =>
-        deps.archives.fetch(source, (progress) => {
-          registry.update(id, { ...progress });
-        }),
+        deps.archives.fetch(
+          source,
+          (progress) => {
+            registry.update(id, { ...progress });
+          },
+          signal,
+        ),
+      signal,
       installMember: (archivePath, slot) => deps.archives.install(source, archivePath, slot),
       inspectCandidate: (slot) => inspectCandidate(slot, paths),
       onPhase: (phase) => {
@@ -104,6 +117,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
   return {
     begin: async (request) => {
       const source = deps.archives.parse(request.source);
+      await deps.archives.precheck?.(source);
       const pending = await readUpgradeSignal(paths.signalFile);
       if (pending !== undefined) {
         throw new AgentError(
@@ -117,9 +131,13 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       }
       const layout = await binaryPaths();
       const operation = registry.create(source.redactedUrl);
-      const { done } = await deps.queue.start('an AgentUpgrade', () =>
-        runStaged(operation.id, source, layout),
-      );
+      const signal = cancels.open(operation.id);
+      const { done } = await deps.queue
+        .start('an AgentUpgrade', () => runStaged(operation.id, source, layout, signal))
+        .catch((error: unknown) => {
+          cancels.close(operation.id);
+          throw error;
+        });
       const task = done
         .then(() => handOver(operation.id))
         .catch(async (error: unknown) => {
@@ -143,8 +161,12 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
             );
           }
         })
-        .finally(() => background.delete(task));
+        .finally(() => {
+          cancels.close(operation.id);
+          background.delete(task);
+        });
       background.add(task);
+      cancels.track(operation.id, task);
       return operation;
     },
     get: async (id) => {
@@ -200,6 +222,12 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       };
       if (result.current !== undefined) response.current = result.current;
       return response;
+    },
+    cancel: async (id) => {
+      await cancels.cancel(id);
+      const operation = registry.get(id);
+      if (operation === undefined) throw new Error(`operation ${id} vanished after its cancel`);
+      return operation;
     },
     drain: async () => {
       await Promise.allSettled([...background]);

@@ -59,6 +59,11 @@ export interface StageOptions {
   inspectCandidate: (slot: string) => Promise<VersionInfo>;
   onPhase: (phase: StagePhase) => void;
   now: () => Date;
+  /**
+   * Cancels the upgrade until the switch begins; the download stops at once,
+   * any other step at its end. A cancelled upgrade leaves the layout as it was.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** What a successful switch leaves behind. */
@@ -153,6 +158,14 @@ async function stageAfterRecording(options: StageOptions): Promise<StageResult> 
     await cleanup();
   }
   failpoint(failpoints.upgradeCandidateStaged);
+  // The point of no return for a cancel: it is checked and the phase moves on
+  // in one synchronous step, so a cancel either stops the upgrade here, with
+  // nothing outside the staged file changed yet, or is refused as too late.
+  if (options.signal?.aborted === true) {
+    await rm(staged, { force: true });
+    options.signal.throwIfAborted();
+  }
+  options.onPhase('switching');
   // last-good moves to the running binary now: after the candidate proved it
   // runs (a refused one leaves a distinct last-good alone), and before the
   // slot last-good may name is replaced (the last-good binary is never the one
@@ -162,7 +175,6 @@ async function stageAfterRecording(options: StageOptions): Promise<StageResult> 
   await rename(staged, candidate);
   await syncDirectory(path.dirname(candidate));
   failpoint(failpoints.upgradeCandidateInstalled);
-  options.onPhase('switching');
   await replaceSymlinkAtomic(paths.current, candidate);
   failpoint(failpoints.upgradeSwitched);
   await updateUpgradeSignal(signalFile, {
