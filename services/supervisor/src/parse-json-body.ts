@@ -2,8 +2,8 @@ import { AgentError } from '@aks-flex-node/log';
 
 /**
  * The API's JSON body parser. It says what is wrong with a body instead of
- * fastify's one "not valid JSON" for every case: empty, malformed, or
- * carrying a `__proto__` or `constructor` key (refused everywhere, as a body
+ * fastify's one "not valid JSON" for every case: empty, malformed, nested
+ * absurdly deep, or carrying a `__proto__` or `constructor` key (refused everywhere, as a body
  * never needs one and prototype poisoning does). Throws INVALID_ARGUMENT.
  */
 export function parseJsonBody(text: string): unknown {
@@ -16,21 +16,28 @@ export function parseJsonBody(text: string): unknown {
   } catch (error) {
     throw refusal(`the request body is not valid JSON: ${(error as Error).message}`);
   }
-  const key = findForbiddenKey(body);
-  if (key !== undefined) {
-    throw refusal(`the request body has a ${key} key, which is never accepted`);
-  }
+  checkShape(body);
   return body;
 }
 
-function findForbiddenKey(value: unknown): string | undefined {
-  if (typeof value !== 'object' || value === null) return undefined;
-  for (const [key, child] of Object.entries(value)) {
-    if (key === '__proto__' || key === 'constructor' || key === 'prototype') return key;
-    const nested = findForbiddenKey(child);
-    if (nested !== undefined) return nested;
+/** The API's bodies nest three levels; far deeper is an attack on the validators' stack. */
+const maxDepth = 32;
+
+/** Walks the body without recursion, so no nesting can exhaust the stack. */
+function checkShape(body: unknown): void {
+  const pending: { value: unknown; depth: number }[] = [{ value: body, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (typeof next.value !== 'object' || next.value === null) continue;
+    if (next.depth >= maxDepth) {
+      throw refusal(`the request body nests deeper than ${maxDepth} levels`);
+    }
+    for (const [key, child] of Object.entries(next.value)) {
+      if (key === '__proto__' || key === 'constructor' || key === 'prototype') {
+        throw refusal(`the request body has a ${key} key, which is never accepted`);
+      }
+      pending.push({ value: child, depth: next.depth + 1 });
+    }
   }
-  return undefined;
 }
 
 function refusal(message: string): AgentError {
