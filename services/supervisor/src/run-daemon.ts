@@ -1,4 +1,10 @@
 import { realpath } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  agentBinaryPathsUnder,
+  sweepUpgradeLeftovers,
+  type LeftoverPlaces,
+} from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { isActivationLockHeld } from '@aks-flex-node/lock';
 import type { HostPaths } from '@aks-flex-node/layout';
@@ -52,6 +58,7 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
   const guard = await holdSingleInstance(paths.daemonLock, paths.socket);
   try {
     await options.prepareHost();
+    await sweepUpgradeLeftovers(leftoverPlaces(paths), log);
     let requestStop: (reason: string) => void = () => undefined;
     const internalStop = new Promise<string>((resolve) => (requestStop = resolve));
     const restart: RestartExecutor = options.managedBySystemd
@@ -160,4 +167,17 @@ export function waitForStopSignal(): Promise<string> {
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
   });
+}
+
+/**
+ * Where the start-time sweep looks: the slots under the host root (through
+ * its link on a linked host; prepareHost has made it exist), and the
+ * downloads directory `agent` gives the release archives.
+ */
+function leftoverPlaces(paths: HostPaths): LeftoverPlaces {
+  return {
+    slotDir: agentBinaryPathsUnder(paths.root).slotDir,
+    downloadsDir: path.join(paths.stateDir, 'downloads'),
+    stateDir: paths.stateDir,
+  };
 }

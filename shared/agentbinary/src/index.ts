@@ -37,4 +37,6 @@ export { defaultRecoveryMessage, recoverAgentUpgrade } from './upgrade/recover-a
 export { rollbackUpgradeFiles } from './upgrade/rollback-files.js';
 export type { RollbackResult } from './upgrade/rollback-files.js';
 export { stageAndSwitch } from './upgrade/stage-and-switch.js';
+export { snapshotGraceMs, sweepUpgradeLeftovers } from './upgrade/sweep-leftovers.js';
+export type { LeftoverPlaces } from './upgrade/sweep-leftovers.js';
 export type { StageOptions, StagePhase, StageResult } from './upgrade/stage-and-switch.js';

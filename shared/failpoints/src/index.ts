@@ -20,6 +20,10 @@ export const failpoints = {
   // Rollback of files (judge, recover-agent-upgrade, the guard).
   rollbackFailureRecorded: 'rollback/failure-recorded',
   rollbackCurrentRestored: 'rollback/current-restored',
+  // Inside the download and the extraction: a kill here leaves temporary files
+  // (the partial archive, the partial member) that the next start sweeps.
+  upgradeDownloading: 'upgrade/downloading',
+  upgradeExtracting: 'upgrade/extracting',
 } as const;
 
 export type FailpointName = (typeof failpoints)[keyof typeof failpoints];

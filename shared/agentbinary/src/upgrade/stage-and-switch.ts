@@ -17,11 +17,11 @@ import {
 import { candidateSlotFor } from './candidate-slot.js';
 import { daemonInstanceId } from './instance-id.js';
 import { rollbackUpgradeFiles } from './rollback-files.js';
+import { isTemporarySlotName, temporaryNames } from './temporary-names.js';
 
-/** Names of candidates staged beside their slot; one left by a crash is removed by the next upgrade. */
-const stagedCandidatePrefix = '.aks-flex-node-candidate-';
-/** The archive library's own temporary names, likewise. */
-const extractionTempPrefix = '.agent-upgrade-';
+// Candidates staged beside their slot, and the archive library's partial
+// members: one left by a crash is removed by the next upgrade (and at start).
+const { stagedCandidatePrefix } = temporaryNames;
 
 /**
  * Removes what a killed upgrade left in the slot directory. Only files with
@@ -29,7 +29,7 @@ const extractionTempPrefix = '.agent-upgrade-';
  */
 async function removeStaleCandidates(slotDir: string, log: Logger): Promise<void> {
   for (const name of await readdir(slotDir)) {
-    if (!name.startsWith(stagedCandidatePrefix) && !name.startsWith(extractionTempPrefix)) continue;
+    if (!isTemporarySlotName(name)) continue;
     await rm(path.join(slotDir, name), { force: true });
     log.info(
       { path: path.join(slotDir, name) },
