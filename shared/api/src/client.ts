@@ -26,6 +26,8 @@ export interface ApiClient {
   migrateHostRoot(): Promise<z.infer<typeof migrateResponseSchema>>;
   beginAgentUpgrade(request: AgentUpgradeRequest): Promise<z.infer<typeof operationSchema>>;
   operation(id: string): Promise<z.infer<typeof operationSchema>>;
+  /** Cancels an upgrade that has not begun to switch; resolves with it once it stopped. */
+  cancelOperation(id: string): Promise<z.infer<typeof operationSchema>>;
   /** Calls `onEvent` for each event of the operation's stream until the daemon ends it. */
   followOperation(id: string, onEvent: (event: OperationEvent) => void): Promise<void>;
   recover(message?: string): Promise<z.infer<typeof recoveryResponseSchema>>;
@@ -48,6 +50,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     migrateHostRoot: () => call('POST', '/v1/host-root/migrate', migrateResponseSchema, {}),
     beginAgentUpgrade: (request) => call('POST', '/v1/agent-upgrades', operationSchema, request),
     operation: (id) => call('GET', `/v1/operations/${encodeURIComponent(id)}`, operationSchema),
+    cancelOperation: (id) =>
+      call('DELETE', `/v1/operations/${encodeURIComponent(id)}`, operationSchema),
     followOperation: (id, onEvent) => followEvents(options, id, onEvent),
     recover: (message) =>
       call(

@@ -1,2 +1,3 @@
 export { agentConfigSchema, defaultAgentConfig, readAgentConfig } from './config.js';
 export type { AgentConfig } from './config.js';
+export { maxConfigBytes, readConfigFile } from './read-config-file.js';

@@ -1,7 +1,7 @@
 import { recoverAgentUpgrade } from '@aks-flex-node/agentbinary';
 import { migrateHostRoot } from '@aks-flex-node/hostroot';
 import { hostPaths, hostRootMarkers } from '@aks-flex-node/layout';
-import { createLogger } from '@aks-flex-node/log';
+import { AgentError, createLogger } from '@aks-flex-node/log';
 import { parseCommandArgs } from '../args.js';
 import { withLockWhenFree } from '../lock-when-free.js';
 import { printLine } from '../output.js';
@@ -15,6 +15,15 @@ import { recoveryLayout } from '../recovery-layout.js';
  */
 export async function runRecoverAgentUpgrade(args: string[]): Promise<number> {
   const flags = parseCommandArgs('recover-agent-upgrade', args, { message: { type: 'string' } });
+  // The message is what the failure record says; every caller (the recovery
+  // shim, earlier releases' units) passes one, and a record without it says nothing.
+  if (flags.message === undefined || flags.message.trim() === '') {
+    throw new AgentError(
+      'INVALID_ARGUMENT',
+      'recover-agent-upgrade needs --message TEXT saying why the upgrade is being recovered',
+      { hint: 'run `aks-flex-node recover-agent-upgrade --message "TEXT"`' },
+    );
+  }
   const log = createLogger({ bindings: { role: 'recover-agent-upgrade' } });
   try {
     await migrateHostRoot(log, hostPaths, hostRootMarkers());
