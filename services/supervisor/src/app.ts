@@ -40,7 +40,10 @@ export async function buildApp(
     logController: new LogController({ disableRequestLogging: true }),
     // Errors raised before routing (a bad URL, an over-long id) and before
     // fastify (oversized headers, a timeout) answer problem+json like the rest.
-    frameworkErrors: handleError,
+    frameworkErrors: (error, request, reply) => {
+      // Fastify sends what the handler returns; the promise settles with the reply.
+      void handleError(error, request, reply);
+    },
     clientErrorHandler: (error, socket) => {
       answerClientError(error, socket, deps.log);
     },

@@ -3,9 +3,9 @@ export interface StallWatchdog {
   /** Aborts once `stallMs` pass without {@link StallWatchdog.progress}. */
   readonly signal: AbortSignal;
   /** Bytes arrived: the clock starts again. */
-  progress(): void;
+  progress: () => void;
   /** The transfer ended; the watchdog never fires after this. */
-  stop(): void;
+  stop: () => void;
 }
 
 /**

@@ -23,8 +23,16 @@ async function holdInOtherProcess(lockPath: string) {
     stdio: ['ignore', 'pipe', 'inherit'],
     detached: true,
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      resolve();
+    });
+  });
+  await new Promise<void>((resolve) => {
+    child.stdout.once('data', () => {
+      resolve();
+    });
+  });
   return {
     kill: async () => {
       process.kill(-(child.pid ?? 0), 'SIGKILL');
