@@ -295,6 +295,7 @@ describe.skipIf(unavailable !== undefined)(
       const run = runOnPrivateHost(
         String.raw`${layoutHelpers}
       install_agent; start_daemon
+      mkdir -p /etc/aks-flex-node
       sock=/run/aks-flex-node/agent.sock
       report() { # NAME: the answer in /tmp/answer, and whether anything changed
         echo "$1|status=$(cat /tmp/status)|type=$(cat /tmp/type)|code=$(jq -r .code /tmp/answer 2>/dev/null)|unchanged=$([ "$before" = "$(quick_hash)" ] && echo yes || echo no)|signal=$([ -e "$SIGNAL" ] && echo present || echo absent)"
