@@ -1,81 +1,141 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
+import { build } from 'esbuild';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isAgentError } from '@aks-flex-node/log';
 import { tryFlock } from './flock.js';
 
 let dir: string;
+let lockPath: string;
+
 beforeEach(async () => {
-  dir = await mkdtemp(path.join(tmpdir(), 'flock-'));
+  dir = await mkdtemp(path.join(os.tmpdir(), 'flock-'));
+  lockPath = path.join(dir, 'agent-upgrade.lock');
 });
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/**
- * Starts a process group that holds the lock with flock(1) until killed;
- * resolves once it holds it. Killing the group kills every holder of the
- * descriptor, as a crash of the holder would.
- */
-async function holdInOtherProcess(lockPath: string) {
-  const child = spawn('flock', ['--exclusive', lockPath, 'sh', '-c', 'echo held; exec sleep 60'], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    detached: true,
-  });
-  const exited = new Promise<void>((resolve) => {
-    child.once('exit', () => {
-      resolve();
-    });
-  });
-  await new Promise<void>((resolve) => {
-    child.stdout.once('data', () => {
-      resolve();
-    });
-  });
-  return {
-    kill: async () => {
-      process.kill(-(child.pid ?? 0), 'SIGKILL');
-      await exited;
-    },
-  };
+/** Whether an unrelated `flock(1)` can take the lock now (exit 0) or finds it held (exit 1). */
+async function heldByOthers(file: string): Promise<boolean> {
+  const probe = spawn('flock', ['--nonblock', file, 'true'], { stdio: 'ignore' });
+  const [code] = (await once(probe, 'exit')) as [number | null];
+  return code !== 0;
 }
 
 describe('tryFlock', () => {
-  it('takes a free lock, creates the file 0600, and a second open of the same file is refused until release', async () => {
-    const lockPath = path.join(dir, 'daemon.lock');
-    const first = await tryFlock(lockPath);
-    expect(first?.path).toBe(lockPath);
-    expect((await stat(lockPath)).mode & 0o777).toBe(0o600);
-    expect(await tryFlock(lockPath)).toBeUndefined();
-    await first?.release();
-    await first?.release();
-    const again = await tryFlock(lockPath);
-    expect(again).toBeDefined();
-    await again?.release();
+  it('holds the lock against another flock(1) until released, and release is idempotent', async () => {
+    const handle = await tryFlock(lockPath);
+    expect(handle?.path).toBe(lockPath);
+    expect(await heldByOthers(lockPath)).toBe(true);
+    await handle?.release();
+    await handle?.release();
+    expect(await heldByOthers(lockPath)).toBe(false);
   });
 
-  it('is refused while another process holds it, and free as soon as that process is killed', async () => {
-    const lockPath = path.join(dir, 'daemon.lock');
-    const other = await holdInOtherProcess(lockPath);
-    expect(await tryFlock(lockPath)).toBeUndefined();
-    await other.kill();
-    // The group's last member may still be exiting when flock(1) has: the
-    // kernel frees the lock as the last descriptor closes, within moments.
-    let taken = await tryFlock(lockPath);
-    for (let tries = 0; taken === undefined && tries < 50; tries += 1) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      taken = await tryFlock(lockPath);
+  it('answers undefined at once while another process holds it, as the Go releases take it', async () => {
+    const holder = spawn('flock', ['--no-fork', lockPath, 'sleep', '30'], { stdio: 'ignore' });
+    try {
+      while (!(await heldByOthers(lockPath))) await new Promise((r) => setTimeout(r, 20));
+      const started = Date.now();
+      expect(await tryFlock(lockPath)).toBeUndefined();
+      expect(Date.now() - started).toBeLessThan(1_000);
+    } finally {
+      holder.kill('SIGKILL');
+      await once(holder, 'exit');
     }
-    expect(taken).toBeDefined();
-    await taken?.release();
+    // --no-fork: the killed process was the lock's only holder.
+    const handle = await tryFlock(lockPath);
+    expect(handle).toBeDefined();
+    await handle?.release();
   });
 
-  it('fails with HOST_ROOT_IO naming the path when the directory is missing', async () => {
-    const lockPath = path.join(dir, 'missing', 'daemon.lock');
-    await expect(tryFlock(lockPath)).rejects.toMatchObject({
-      code: 'HOST_ROOT_IO',
-      path: lockPath,
-    });
+  it('two holders in one process exclude each other', async () => {
+    const first = await tryFlock(lockPath);
+    expect(first).toBeDefined();
+    expect(await tryFlock(lockPath)).toBeUndefined();
+    await first?.release();
+    const second = await tryFlock(lockPath);
+    expect(second).toBeDefined();
+    await second?.release();
   });
+
+  it('the kernel frees the lock when its holder is killed', async () => {
+    // The holder is a real second process running this module, bundled so plain node can load it.
+    const bundle = path.join(dir, 'holder.mjs');
+    await build({
+      stdin: {
+        contents: `import { tryFlock } from ${JSON.stringify(path.join(import.meta.dirname, 'flock.ts'))};
+          const handle = await tryFlock(process.argv[2]);
+          process.send(handle === undefined ? 'busy' : 'held'); setInterval(() => {}, 1000);`,
+        resolveDir: import.meta.dirname,
+        loader: 'ts',
+      },
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      outfile: bundle,
+      logLevel: 'silent',
+    });
+    const child = spawn(process.execPath, [bundle, lockPath], {
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const [message] = (await once(child, 'message')) as [string];
+    expect(message).toBe('held');
+    expect(await tryFlock(lockPath)).toBeUndefined();
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    const deadline = Date.now() + 5_000;
+    let handle = await tryFlock(lockPath);
+    while (handle === undefined && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+      handle = await tryFlock(lockPath);
+    }
+    expect(handle).toBeDefined();
+    await handle?.release();
+  }, 15_000);
+
+  it('refuses a lock file it cannot open with HOST_ROOT_IO naming the path', async () => {
+    const bad = path.join(dir, 'missing-dir', 'x.lock');
+    await expect(tryFlock(bad)).rejects.toSatisfy(
+      (error) => isAgentError(error, 'HOST_ROOT_IO') && error.message.includes(bad),
+    );
+  });
+});
+
+describe('tryFlock in a process with nothing else to do', () => {
+  it('release keeps the process alive until the lock is freed, and the work after it runs', async () => {
+    const dir2 = await mkdtemp(path.join(os.tmpdir(), 'flock-alive-'));
+    try {
+      const bundle = path.join(dir2, 'release.mjs');
+      await build({
+        stdin: {
+          contents: `import { tryFlock } from ${JSON.stringify(path.join(import.meta.dirname, 'flock.ts'))};
+            const handle = await tryFlock(process.argv[2]);
+            await handle.release();
+            await new Promise((resolve) => setTimeout(resolve, 50));
+            console.log('after release');`,
+          resolveDir: import.meta.dirname,
+          loader: 'ts',
+        },
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        outfile: bundle,
+        logLevel: 'silent',
+      });
+      const child = spawn(process.execPath, [bundle, path.join(dir2, 'x.lock')], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect({ code, out }).toEqual({ code: 0, out: 'after release\n' });
+    } finally {
+      await rm(dir2, { recursive: true, force: true });
+    }
+  }, 15_000);
 });

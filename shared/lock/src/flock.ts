@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { open } from 'node:fs/promises';
-import { AgentError, messageOf } from '@aks-flex-node/log';
+import { once } from 'node:events';
+import type { Socket } from 'node:net';
+import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
 
 /** A held `flock(2)` lock. `release` is idempotent. */
 export interface FlockHandle {
@@ -8,72 +9,97 @@ export interface FlockHandle {
   release(): Promise<void>;
 }
 
-/** flock(1)'s exit code when the lock is held elsewhere (`--conflict-exit-code`). */
-const conflictExitCode = 75;
+/** The exit status `flock(1)` is told to use when another process holds the lock. */
+const CONFLICT_EXIT = 75;
+/** What the child prints once it holds the lock, so "held" is never guessed from a timer. */
+const HELD_LINE = 'held';
 
 /**
- * Takes an exclusive `flock(2)` on `path` without waiting, creating the file
- * (0600) when missing. Resolves undefined when another open file holds it.
+ * Takes an exclusive `flock` on `lockPath` without waiting; resolves undefined
+ * when another process holds it.
  *
- * Node has no flock(2), so flock(1) locks a descriptor this process opened
- * and passes it as fd 3, then exits. The lock belongs to the open file
- * description, which this process keeps: the kernel frees it when the
- * descriptor closes, on release or when this process dies, however it dies.
+ * Node has no flock(2), so a `flock(1)` child (util-linux) holds the lock on
+ * our behalf and waits on its stdin pipe. Only this process holds the pipe's
+ * write end, so when it exits, however it dies, the kernel closes the pipe,
+ * the child ends and the kernel frees the lock: nothing stale is left, as
+ * with the Go releases' own flock.
  *
- * Throws HOST_ROOT_IO when the file cannot be opened or flock(1) fails.
+ * Throws HOST_ROOT_IO when `flock(1)` is missing or cannot open the file.
  */
-export async function tryFlock(path: string): Promise<FlockHandle | undefined> {
-  const file = await open(path, 'a', 0o600).catch((error: unknown) => {
-    throw new AgentError('HOST_ROOT_IO', `open ${path} to lock it: ${messageOf(error)}`, {
-      path,
-      cause: error,
-    });
+export async function tryFlock(lockPath: string): Promise<FlockHandle | undefined> {
+  const child = spawn(
+    'flock',
+    [
+      '--exclusive',
+      '--nonblock',
+      '--conflict-exit-code',
+      String(CONFLICT_EXIT),
+      lockPath,
+      'sh',
+      '-c',
+      `echo ${HELD_LINE}; exec cat >/dev/null`,
+    ],
+    { stdio: ['pipe', 'pipe', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
   });
-  let exitCode: number;
-  try {
-    exitCode = await runFlock(
-      ['--exclusive', '--nonblock', '--conflict-exit-code', `${conflictExitCode}`, '3'],
-      file.fd,
-    );
-  } catch (error) {
-    await file.close();
-    throw new AgentError('HOST_ROOT_IO', `lock ${path} with flock: ${messageOf(error)}`, {
-      path,
-      hint: 'flock(1) comes with util-linux; check that it is installed',
-      cause: error,
+  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
+  // A write to a child that already exited must not crash the holder.
+  child.stdin.on('error', () => undefined);
+
+  const outcome = await new Promise<'held' | 'busy'>((resolve, reject) => {
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      if (stdout.includes(`${HELD_LINE}\n`)) resolve('held');
     });
-  }
-  if (exitCode === conflictExitCode) {
-    await file.close();
-    return undefined;
-  }
-  let released = false;
+    child.once('error', (error) => {
+      reject(
+        new AgentError('HOST_ROOT_IO', `take ${lockPath}: run flock(1): ${messageOf(error)}`, {
+          path: lockPath,
+          hint:
+            errnoCode(error) === 'ENOENT'
+              ? 'install util-linux, which provides flock(1), then try again'
+              : 'check that the lock file can be created and opened by root',
+          cause: error,
+        }),
+      );
+    });
+    void exited.then(([code, signal]) => {
+      if (code === CONFLICT_EXIT) {
+        resolve('busy');
+        return;
+      }
+      reject(
+        new AgentError(
+          'HOST_ROOT_IO',
+          `take ${lockPath}: flock(1) ended with ${signal ?? `exit status ${String(code)}`}: ${stderr.trim()}`,
+          { path: lockPath },
+        ),
+      );
+    }, reject);
+  });
+  if (outcome === 'busy') return undefined;
+
+  // The child must not keep this process alive: a holder that exits without
+  // releasing still frees the lock, because its end of the pipe closes.
+  child.unref();
+  for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as Socket).unref();
+  let released: Promise<void> | undefined;
   return {
-    path,
-    release: async () => {
-      if (released) return;
-      released = true;
-      // Closing the last descriptor of the description drops the lock.
-      await file.close();
+    path: lockPath,
+    release: () => {
+      released ??= (async () => {
+        // Ref'd again while we wait for the child to end: awaiting an unref'd
+        // child alone would let the event loop run dry and the process exit
+        // in the middle of its caller's work.
+        child.ref();
+        child.stdin.end();
+        if (child.exitCode === null && child.signalCode === null) await exited;
+      })();
+      return released;
     },
   };
-}
-
-function runFlock(args: string[], fd: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('flock', args, { stdio: ['ignore', 'ignore', 'pipe', fd] });
-    let stderr = '';
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (chunk: string) => (stderr += chunk));
-    child.once('error', reject);
-    child.once('close', (code, signal) => {
-      if (code === null) {
-        reject(new Error(`flock was killed by ${String(signal)}: ${stderr.trim()}`));
-      } else if (code !== 0 && code !== conflictExitCode) {
-        reject(new Error(`flock exited ${code}: ${stderr.trim()}`));
-      } else {
-        resolve(code);
-      }
-    });
-  });
 }
