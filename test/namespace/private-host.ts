@@ -86,9 +86,9 @@ export function runOnPrivateHost(
   try {
     const result = spawnSync(
       'unshare',
-      // A network namespace too: the daemon's single-instance guard is an abstract
-      // Unix socket, and those are per network namespace, so suites running in
-      // parallel would otherwise see one another's daemon (DAEMON_RUNNING).
+      // A network namespace too: only loopback, so nothing a scenario starts
+      // reaches a network, and abstract socket names (the daemon's guard before
+      // it became a flock in /run) stay apart between suites running in parallel.
       ['-m', '-n', '--propagation', 'private', 'bash', '-c', `${prelude}\n${script}`],
       {
         env: {

@@ -50,13 +50,16 @@ the agent and waits until it answers. Needs root and systemd. On a terminal it
 prints sentences; --json prints log lines on stderr and the status as JSON.`,
   'agent-upgrade': `usage: aks-flex-node agent-upgrade --url URL [--sha256 HEX] [--json] [--timeout SECONDS]
        aks-flex-node agent-upgrade [--candidate PATH] [--preflight] [--json] [--timeout SECONDS]
+       aks-flex-node agent-upgrade --cancel ID [--json]
 
 --url upgrades the agent blue/green from a release archive
 (aks-flex-node-linux-<amd64|arm64>.tar.gz, https, http or file URL).
 --candidate activates a binary already on the host; without --url or
 --candidate the candidate is this binary. --preflight prints the plan and
-changes nothing. Activation needs root.`,
-  'recover-agent-upgrade': `usage: aks-flex-node recover-agent-upgrade [--message TEXT]
+changes nothing. --cancel asks the daemon to cancel an upgrade that has not
+begun to switch (Ctrl-C on a foreground --url upgrade asks the same).
+Activation needs root.`,
+  'recover-agent-upgrade': `usage: aks-flex-node recover-agent-upgrade --message TEXT
 
 Records that the upgraded daemon failed and restores the last-good binary,
 under the activation lock. The recovery unit runs it through last-good. Needs root.`,

@@ -37,6 +37,7 @@ const unusedUpgrades: UpgradeService = {
   get: unused,
   judgeAtStart: unused,
   recover: unused,
+  cancel: unused,
   drain: () => Promise.resolve(),
 };
 

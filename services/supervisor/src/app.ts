@@ -7,7 +7,9 @@ import {
 } from 'fastify';
 import { requestBodyLimitBytes } from '@aks-flex-node/api';
 import type { SupervisorDeps } from './deps.js';
+import { answerClientError } from './client-error.js';
 import { handleError } from './error-handler.js';
+import { parseJsonBody } from './parse-json-body.js';
 import { agentUpgradeRoutes } from './routes/agent-upgrades.js';
 import { hostRootRoutes } from './routes/host-root.js';
 import { operationEventRoutes } from './routes/operation-events.js';
@@ -38,12 +40,29 @@ export async function buildApp(
     requestTimeout: 120_000,
     // Status polls would flood the journal; refusals and failures are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
+    // Errors raised before routing (a bad URL, an over-long id) and before
+    // fastify (oversized headers, a timeout) answer problem+json like the rest.
+    frameworkErrors: (error, request, reply) => {
+      // Fastify sends what the handler returns; the promise settles with the reply.
+      void handleError(error, request, reply);
+    },
+    clientErrorHandler: (error, socket) => {
+      answerClientError(error, socket, deps.log);
+    },
     ...(options.serverFactory === undefined ? {} : { serverFactory: options.serverFactory }),
   });
   // Each route declares its body, params and responses as zod schemas.
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(zodSerializerCompiler);
   app.setErrorHandler(handleError);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
+    try {
+      done(null, parseJsonBody(text as string));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
   app.setNotFoundHandler(async (request, reply) =>
     handleError(
       Object.assign(new Error(`no route ${request.method} ${request.url}`), {

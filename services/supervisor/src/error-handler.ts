@@ -28,6 +28,30 @@ function fromFastifyError(error: FastifyError): AgentError {
       hint: `request bodies are limited to ${requestBodyLimitText}; send a URL rather than content`,
     });
   }
+  if (error.code === 'FST_ERR_BAD_URL') {
+    return new AgentError('INVALID_ARGUMENT', `the request URL is not valid: ${error.message}`, {
+      hint: 'percent-encode the path correctly (see docs/api.md for the routes)',
+    });
+  }
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    return new AgentError('INVALID_ARGUMENT', 'an id in the request URL is too long', {
+      hint: 'an operation id is at most 128 characters; use the id the daemon returned',
+    });
+  }
+  if (status === 408) {
+    return new AgentError('REQUEST_TIMEOUT', 'the request did not arrive in time', {
+      hint: 'send the whole request at once; the daemon does not wait for a slow client',
+    });
+  }
+  if (status === 431) {
+    return new AgentError(
+      'REQUEST_HEADERS_TOO_LARGE',
+      'the request headers are over the size limit',
+      {
+        hint: 'send the documented headers only (see docs/api.md)',
+      },
+    );
+  }
   if (status === 404) {
     return new AgentError('NOT_FOUND', error.message, { hint: 'see docs/api.md for the routes' });
   }

@@ -1,4 +1,9 @@
-import { convergeHostInstall, guardLegacySeed } from '@aks-flex-node/agentbinary';
+import {
+  agentBinaryPathsUnder,
+  convergeHostInstall,
+  guardLegacySeed,
+  sweepUpgradeLeftovers,
+} from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { readAgentConfig } from '@aks-flex-node/config';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
@@ -97,6 +102,17 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         executable: await host.runningExecutable(),
         ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
       });
+      // Before it serves, and after the install converged (so the slots' directory
+      // exists): an earlier daemon killed mid-download or mid-extraction left
+      // temporary files nobody else removes, and repeated crashes fill the disk.
+      await sweepUpgradeLeftovers(
+        {
+          slotDir: agentBinaryPathsUnder(paths.root).slotDir,
+          downloadsDir: paths.downloadsDir,
+          stateDir: paths.stateDir,
+        },
+        log,
+      );
     },
     buildApp: async (daemon) =>
       buildApp({

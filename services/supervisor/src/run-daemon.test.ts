@@ -15,10 +15,11 @@ async function daemonOptions(overrides: Partial<DaemonOptions> = {}) {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'run-daemon-'));
   onTestFinished(() => rm(tmp, { recursive: true, force: true }));
   const socket = path.join(tmp, 'agent.sock');
+  const daemonLock = path.join(tmp, 'daemon.lock');
   const seen: string[] = [];
   let stop: (reason: string) => void = () => undefined;
   const options: DaemonOptions = {
-    paths: { socket },
+    paths: { socket, daemonLock },
     log: createSilentLogger(),
     version,
     stabilityMs: 10,
@@ -55,6 +56,7 @@ async function daemonOptions(overrides: Partial<DaemonOptions> = {}) {
     options,
     seen,
     socket,
+    daemonLock,
     stop: (reason: string) => {
       stop(reason);
     },
@@ -77,7 +79,7 @@ function get(socketPath: string, route: string): Promise<string> {
 
 describe('runDaemon', () => {
   it('serves on a self-bound socket once the host is prepared, judges after the stability interval, and exits 0 on stop', async () => {
-    const { options, seen, socket, stop } = await daemonOptions();
+    const { options, seen, socket, daemonLock, stop } = await daemonOptions();
     const running = runDaemon(options);
     await expect.poll(() => seen.includes('judge')).toBe(true);
     expect(JSON.parse(await get(socket, '/v1/ping'))).toEqual({ pid: process.pid });
@@ -85,13 +87,13 @@ describe('runDaemon', () => {
     expect(await running).toBe(0);
     expect(seen).toEqual(['prepare', 'build self-bound', 'judge', 'drain', 'drain reset']);
     // The guard is released: another daemon may start now.
-    const guard = await holdSingleInstance(socket);
+    const guard = await holdSingleInstance(daemonLock, socket);
     await guard.release();
   });
 
   it('a second daemon on the same socket refuses before it prepares the host', async () => {
-    const { options, seen, socket } = await daemonOptions();
-    const first = await holdSingleInstance(socket);
+    const { options, seen, socket, daemonLock } = await daemonOptions();
+    const first = await holdSingleInstance(daemonLock, socket);
     onTestFinished(() => first.release());
     await expect(runDaemon(options)).rejects.toMatchObject({ code: 'DAEMON_RUNNING' });
     expect(seen).toEqual([]);
@@ -99,12 +101,12 @@ describe('runDaemon', () => {
 
   it('a refusal while preparing the host is fatal: nothing is served and the guard is released', async () => {
     const refusal = new Error('seed copy does not run: noexec');
-    const { options, seen, socket } = await daemonOptions({
+    const { options, seen, socket, daemonLock } = await daemonOptions({
       prepareHost: () => Promise.reject(refusal),
     });
     await expect(runDaemon(options)).rejects.toBe(refusal);
     expect(seen).toEqual([]);
-    const guard = await holdSingleInstance(socket);
+    const guard = await holdSingleInstance(daemonLock, socket);
     await guard.release();
   });
 

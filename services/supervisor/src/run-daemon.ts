@@ -4,6 +4,7 @@ import { holdSingleInstance } from '@aks-flex-node/lock';
 import type { Logger } from '@aks-flex-node/log';
 import type { FastifyInstance } from 'fastify';
 import type { SupervisorDeps } from './deps.js';
+import { closeWithin, shutdownGraceMs } from './socket/close-within.js';
 import { listenOn, type ListenTarget } from './socket/listen.js';
 import { takeSystemdSocket } from './socket/systemd-socket.js';
 import type { ResetService } from './reset/reset-service.js';
@@ -14,13 +15,13 @@ export const startupStabilityMs = 3_000;
 
 /** What {@link runDaemon} needs from the composition root. */
 export interface DaemonOptions {
-  paths: Pick<HostPaths, 'socket'>;
+  paths: Pick<HostPaths, 'socket' | 'daemonLock'>;
   log: Logger;
   version: VersionInfo;
   upgrades: Pick<UpgradeService, 'judgeAtStart' | 'drain'>;
   /** Awaited at shutdown like the upgrades, so a reset's record is written before exit. */
   reset: Pick<ResetService, 'drain'>;
-  /** Runs before the socket is served: migrate, seed, service assets. Fatal on error. */
+  /** Runs before the socket is served: migrate, seed, service assets, the sweep of leftovers. Fatal on error. */
   prepareHost: () => Promise<void>;
   /** Builds the API once the host is prepared, told how this process serves. */
   buildApp: (
@@ -41,7 +42,7 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
   const passedFd = takeSystemdSocket();
   // The guard comes first: a second daemon must refuse before it touches the
   // host or the socket file the first one serves.
-  const guard = await holdSingleInstance(paths.socket);
+  const guard = await holdSingleInstance(paths.daemonLock, paths.socket);
   try {
     await options.prepareHost();
     const target: ListenTarget =
@@ -67,9 +68,9 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
     const signal = await options.stopSignal;
     log.info({ signal }, 'daemon shutting down');
     judging.cancel();
-    // close() waits for requests in flight. A passed socket stays open in systemd,
-    // so clients that connect meanwhile wait for the next daemon instead of failing.
-    await app.close();
+    // close() waits for requests in flight, for a bounded time. A passed socket stays
+    // open in systemd, so clients that connect meanwhile wait for the next daemon.
+    await closeWithin(app, shutdownGraceMs, log);
     await Promise.all([judging.done, upgrades.drain(), reset.drain()]);
     return 0;
   } finally {

@@ -16,3 +16,6 @@ export type { JudgeOutcome } from './upgrade/judge-started-upgrade.js';
 export { readOperationRecord, writeOperationRecord } from './upgrade/operation-records.js';
 export { recoverAgentUpgrade } from './upgrade/recover-agent-upgrade.js';
 export { stageAndSwitch } from './upgrade/stage-and-switch.js';
+export { snapshotGraceMs, sweepUpgradeLeftovers } from './upgrade/sweep-leftovers.js';
+export type { LeftoverPlaces } from './upgrade/sweep-leftovers.js';
+export type { StageOptions, StagePhase, StageResult } from './upgrade/stage-and-switch.js';

@@ -27,6 +27,8 @@ export interface ApiClient {
   migrateHostRoot(): Promise<z.infer<typeof migrateResponseSchema>>;
   beginAgentUpgrade(request: AgentUpgradeRequest): Promise<z.infer<typeof operationSchema>>;
   operation(id: string): Promise<z.infer<typeof operationSchema>>;
+  /** Cancels an upgrade that has not begun to switch; resolves with it once it stopped. */
+  cancelOperation(id: string): Promise<z.infer<typeof operationSchema>>;
   /** Calls `onEvent` for each event of the operation's stream until the daemon ends it. */
   followOperation(id: string, onEvent: (event: OperationEvent) => void): Promise<void>;
   recover(message?: string): Promise<z.infer<typeof recoveryResponseSchema>>;
@@ -55,6 +57,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     migrateHostRoot: () => call(apiRoutes.migrateHostRoot, migrateResponseSchema, {}),
     beginAgentUpgrade: (request) => call(apiRoutes.beginAgentUpgrade, operationSchema, request),
     operation: (id) => call(apiRoutes.operation, operationSchema, undefined, { id }),
+    cancelOperation: (id) => call(apiRoutes.cancelOperation, operationSchema, undefined, { id }),
     followOperation: (id, onEvent) => followEvents(options, id, onEvent),
     beginReset: () => call(apiRoutes.beginReset, operationSchema, {}),
     recover: (message) =>

@@ -30,7 +30,12 @@ function exitCodeNameFor(code: ErrorCode): ExitCodeName {
     case 'INVALID_ARGUMENT':
     case 'INVALID_CONFIG':
     case 'REQUEST_TOO_LARGE':
+    case 'REQUEST_HEADERS_TOO_LARGE':
       return 'usage';
+    case 'OPERATION_NOT_CANCELLABLE':
+      return 'refused';
+    case 'REQUEST_TIMEOUT':
+      return 'unreachable';
     case 'HOST_ROOT_REFUSED':
     case 'UPGRADE_REFUSED':
       return 'refused';

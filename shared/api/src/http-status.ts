@@ -10,6 +10,12 @@ export function httpStatusFor(code: ErrorCode): number {
       return 404;
     case 'NOT_ROOT':
       return 403;
+    case 'REQUEST_TIMEOUT':
+      return 408;
+    case 'REQUEST_HEADERS_TOO_LARGE':
+      return 431;
+    case 'OPERATION_NOT_CANCELLABLE':
+      return 409;
     case 'REQUEST_TOO_LARGE':
       return 413;
     case 'ACTIVATION_IN_PROGRESS':

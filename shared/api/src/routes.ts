@@ -9,6 +9,7 @@ export const apiRoutes = {
   migrateHostRoot: { method: 'POST', url: '/v1/host-root/migrate' },
   beginAgentUpgrade: { method: 'POST', url: '/v1/agent-upgrades' },
   operation: { method: 'GET', url: '/v1/operations/:id' },
+  cancelOperation: { method: 'DELETE', url: '/v1/operations/:id' },
   operationEvents: { method: 'GET', url: '/v1/operations/:id/events' },
   recover: { method: 'POST', url: '/v1/recovery' },
   beginReset: { method: 'POST', url: '/v1/reset' },

@@ -16,7 +16,12 @@ export type ArchiveSource = z.infer<typeof archiveSourceSchema>;
  */
 export const binarySourceSchema = z.strictObject({
   /** An absolute, clean path to a regular executable file. */
-  binaryPath: z.string().min(1).max(4096),
+  binaryPath: z
+    .string()
+    .min(1)
+    .max(4096)
+    .refine((value) => !value.includes('\0'), 'binaryPath must not contain a NUL byte')
+    .refine((value) => value.startsWith('/'), 'binaryPath must be an absolute path'),
 });
 export type BinarySource = z.infer<typeof binarySourceSchema>;
 
@@ -56,6 +61,21 @@ export function isTerminalOperationState(state: OperationState): boolean {
 export const operationKinds = ['agent-upgrade', 'reset'] as const;
 export const operationKindSchema = z.enum(operationKinds);
 export type OperationKind = z.infer<typeof operationKindSchema>;
+
+/**
+ * The `{id}` of `/v1/operations/{id}`: the alphabet operation records are
+ * named with, so an id that could never exist (traversal, NUL, 10 kB) is
+ * refused at the door instead of looked up.
+ */
+export const operationParamsSchema = z.strictObject({
+  id: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
+      'an operation id is 1 to 128 letters, digits, dots, dashes and underscores',
+    ),
+});
+export type OperationParams = z.infer<typeof operationParamsSchema>;
 
 /** An operation as `GET /v1/operations/{id}` reports it. URLs in it are always redacted. */
 export const operationSchema = z.strictObject({

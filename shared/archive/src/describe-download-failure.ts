@@ -6,6 +6,9 @@ export interface DownloadFailureContext {
   redactedUrl: string;
   timeout: AbortSignal;
   timeoutMs: number;
+  /** Aborted when the download received nothing for `stallTimeoutMs`. */
+  stall: AbortSignal;
+  stallTimeoutMs: number;
   signal: AbortSignal | undefined;
 }
 
@@ -28,6 +31,13 @@ export function describeDownloadFailure(
   };
   if (context.signal?.aborted === true) {
     return new AgentError('UPGRADE_FAILED', `download ${redactedUrl} was cancelled`, details);
+  }
+  if (context.stall.aborted) {
+    return new AgentError(
+      'UPGRADE_FAILED',
+      `download ${redactedUrl} stalled: no bytes arrived for ${context.stallTimeoutMs} ms`,
+      details,
+    );
   }
   if (context.timeout.aborted) {
     return new AgentError(

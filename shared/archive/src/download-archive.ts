@@ -11,6 +11,7 @@ import {
 } from './download-options.js';
 import { openLocalArchive } from './open-local-archive.js';
 import { openRemoteArchive } from './open-remote-archive.js';
+import { watchForStall, type StallWatchdog } from './stall-watchdog.js';
 import type { UpgradeSource } from './upgrade-source.js';
 import { writeArchiveChunks, type ArchiveBody } from './write-archive-chunks.js';
 
@@ -26,9 +27,10 @@ export interface DownloadedArchive {
  * Fetches the archive a parsed {@link UpgradeSource} names (http, https or a
  * local file URL) into `agent-upgrade-<random>.tar.gz` (mode 0600) in
  * `tempDir`, with the size limit, the timeout and the digest check of spec
- * agentbinary §3.3. On every failure the temp file is gone before the error
+ * agentbinary §3.3, and fails a download that receives nothing for
+ * `stallTimeoutMs`. On every failure the temp file is gone before the error
  * arrives. Throws INVALID_ARGUMENT (options), UPGRADE_REFUSED (redirect,
- * size, digest) or UPGRADE_FAILED (transport, status, timeout, cancel, I/O).
+ * size, digest) or UPGRADE_FAILED (transport, status, timeout, stall, cancel, I/O).
  */
 export async function downloadArchive(
   source: UpgradeSource,
@@ -36,15 +38,19 @@ export async function downloadArchive(
 ): Promise<DownloadedArchive> {
   const resolved = resolveDownloadOptions(options);
   const timeout = AbortSignal.timeout(resolved.timeoutMs);
-  const signal =
-    resolved.signal === undefined ? timeout : AbortSignal.any([resolved.signal, timeout]);
+  const stall = watchForStall(resolved.stallTimeoutMs);
+  const signal = AbortSignal.any(
+    resolved.signal === undefined
+      ? [timeout, stall.signal]
+      : [resolved.signal, timeout, stall.signal],
+  );
   const file = path.join(
     resolved.tempDir,
     `agent-upgrade-${randomBytes(8).toString('hex')}.tar.gz`,
   );
   const handle = await createTempArchive(file);
   try {
-    const written = await fillTempArchive(source, { handle, file, signal, resolved });
+    const written = await fillTempArchive(source, { handle, file, signal, stall, resolved });
     checkArchiveDigest(source.sha256, written.sha256, source.redactedUrl);
     return { path: file, ...written };
   } catch (error) {
@@ -55,8 +61,12 @@ export async function downloadArchive(
       redactedUrl: source.redactedUrl,
       timeout,
       timeoutMs: resolved.timeoutMs,
+      stall: stall.signal,
+      stallTimeoutMs: resolved.stallTimeoutMs,
       signal: resolved.signal,
     });
+  } finally {
+    stall.stop();
   }
 }
 
@@ -76,6 +86,7 @@ interface TempArchive {
   handle: FileHandle;
   file: string;
   signal: AbortSignal;
+  stall: StallWatchdog;
   resolved: ResolvedDownloadOptions;
 }
 
@@ -91,6 +102,7 @@ async function fillTempArchive(
       maxBytes: temp.resolved.maxBytes,
       signal: temp.signal,
       onProgress: temp.resolved.onProgress,
+      onChunk: temp.stall.progress,
       redactedUrl: source.redactedUrl,
     });
   } finally {

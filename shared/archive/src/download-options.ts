@@ -9,6 +9,9 @@ export const defaultMaxArchiveBytes = 256 * 1024 * 1024;
 /** The default bound on a whole download, redirects and body included (Go's client timeout). */
 export const defaultDownloadTimeoutMs = 10 * 60 * 1000;
 
+/** How long a download may receive nothing before it fails as stalled. */
+export const defaultStallTimeoutMs = 30 * 1000;
+
 /** Options for {@link downloadArchive}. */
 export interface DownloadArchiveOptions {
   /** An absolute directory for `agent-upgrade-<random>.tar.gz`. */
@@ -17,6 +20,8 @@ export interface DownloadArchiveOptions {
   maxBytes?: number | undefined;
   /** Give up after this long; default {@link defaultDownloadTimeoutMs}. */
   timeoutMs?: number | undefined;
+  /** Fail when no bytes arrive for this long; default {@link defaultStallTimeoutMs}. */
+  stallTimeoutMs?: number | undefined;
   /** Cancels the download; the temp file is removed. */
   signal?: AbortSignal | undefined;
   /** Called about ten times a second while bytes arrive, and once at the end. */
@@ -28,6 +33,7 @@ export interface ResolvedDownloadOptions {
   tempDir: string;
   maxBytes: number;
   timeoutMs: number;
+  stallTimeoutMs: number;
   signal: AbortSignal | undefined;
   onProgress: ((progress: DownloadProgress) => void) | undefined;
 }
@@ -48,6 +54,10 @@ export function resolveDownloadOptions(options: DownloadArchiveOptions): Resolve
     tempDir: options.tempDir,
     maxBytes: requirePositiveInteger('maxBytes', options.maxBytes ?? defaultMaxArchiveBytes),
     timeoutMs: requirePositiveInteger('timeoutMs', options.timeoutMs ?? defaultDownloadTimeoutMs),
+    stallTimeoutMs: requirePositiveInteger(
+      'stallTimeoutMs',
+      options.stallTimeoutMs ?? defaultStallTimeoutMs,
+    ),
     signal: options.signal,
     onProgress: options.onProgress,
   };

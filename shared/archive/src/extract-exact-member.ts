@@ -30,6 +30,7 @@ export async function extractExactMember(
   const staged = path.join(dir, `.agent-upgrade-${randomBytes(8).toString('hex')}`);
   try {
     await stageMember(archivePath, staged, rules);
+    rules.onStaged?.();
     await renameOnto(staged, rules.targetPath);
   } catch (error) {
     // Best effort: the error being reported is the one that matters, and a

@@ -16,6 +16,8 @@ export interface ExtractExactMemberOptions {
   maxExtractedBytes?: number | undefined;
   /** The installed file's exact permission bits; default 0755. */
   mode?: number | undefined;
+  /** Called once the member is written to its temporary name, before the rename (a crash point). */
+  onStaged?: (() => void) | undefined;
 }
 
 /** {@link ExtractExactMemberOptions} with every default applied. */
@@ -24,6 +26,7 @@ export interface ResolvedExtractOptions {
   targetPath: string;
   maxExtractedBytes: number;
   mode: number;
+  onStaged: (() => void) | undefined;
 }
 
 /** Applies the defaults once and checks each value. Throws INVALID_ARGUMENT. */
@@ -60,7 +63,7 @@ export function resolveExtractOptions(options: ExtractExactMemberOptions): Resol
   if (!Number.isInteger(mode) || mode < 0 || mode > 0o777) {
     throw invalidOption('mode', `the mode ${mode.toString(8)} is not permission bits (0 to 0777)`);
   }
-  return { member, targetPath, maxExtractedBytes, mode };
+  return { member, targetPath, maxExtractedBytes, mode, onStaged: options.onStaged };
 }
 
 function invalidOption(name: string, message: string): AgentError {

@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { downloadArchive } from './download-archive.js';
 import type { DownloadArchiveOptions } from './download-options.js';
@@ -100,7 +101,58 @@ const refusals: RefusalRow[] = [
     options: { maxBytes: 1000 },
     expected: () => ({ code: 'UPGRADE_REFUSED', words: 'larger than the limit of 1000 bytes' }),
   },
+  {
+    name: 'issue12#5 a gzip Content-Encoding is refused, not decoded',
+    routes: { '/archive': sendEncoded(gzipSync(releaseArchive), 'gzip') },
+    expected: (origin) => ({
+      code: 'UPGRADE_REFUSED',
+      words: `the server sent ${origin}/archive with Content-Encoding gzip; only identity is accepted`,
+    }),
+  },
+  {
+    name: 'issue12#5 a br Content-Encoding, listed after identity, is refused',
+    routes: { '/archive': sendEncoded(releaseArchive, 'identity, br') },
+    expected: () => ({ code: 'UPGRADE_REFUSED', words: 'Content-Encoding br' }),
+  },
+  {
+    name: 'issue12#4 a server that sends headers and then nothing fails as stalled, long before the timeout',
+    routes: { '/archive': stall({ 'content-length': '2000' }) },
+    options: { stallTimeoutMs: 300, timeoutMs: 60_000 },
+    expected: (origin) => ({
+      code: 'UPGRADE_FAILED',
+      words: `download ${origin}/archive stalled: no bytes arrived for 300 ms`,
+    }),
+  },
+  {
+    name: 'issue12#4 a server that accepts and never answers fails as stalled',
+    routes: { '/archive': () => undefined },
+    options: { stallTimeoutMs: 300, timeoutMs: 60_000 },
+    expected: () => ({ code: 'UPGRADE_FAILED', words: 'stalled: no bytes arrived for 300 ms' }),
+  },
+  {
+    name: 'issue12#4 a server that stops half-way fails as stalled',
+    routes: {
+      '/archive': (_request, response) => {
+        response.writeHead(200, { 'content-length': String(releaseArchive.length) });
+        response.write(releaseArchive.subarray(0, 10));
+      },
+    },
+    options: { stallTimeoutMs: 300, timeoutMs: 60_000 },
+    expected: () => ({ code: 'UPGRADE_FAILED', words: 'stalled: no bytes arrived for 300 ms' }),
+  },
 ];
+
+/** A route that answers 200 with `body` and the Content-Encoding `encoding`. */
+function sendEncoded(body: Buffer, encoding: string): Route {
+  return (_request, response) => {
+    response.writeHead(200, {
+      'content-type': 'application/gzip',
+      'content-encoding': encoding,
+      'content-length': body.length,
+    });
+    response.end(body);
+  };
+}
 
 describe('downloadArchive over http', () => {
   it.each(refusals)('$name, and leaves no temp file', async (row) => {
@@ -113,6 +165,29 @@ describe('downloadArchive over http', () => {
       ...row.options,
     });
     await expectCleanFailure(download, tempDir, row.expected(server.origin));
+  });
+
+  it('issue12#4 a slow server that keeps sending is not a stall', async () => {
+    const server = await serveRoutes({
+      '/archive': (_request, response) => {
+        response.writeHead(200, { 'content-length': String(releaseArchive.length) });
+        let sent = 0;
+        const timer = setInterval(() => {
+          response.write(releaseArchive.subarray(sent, sent + 8));
+          sent += 8;
+          if (sent >= releaseArchive.length) {
+            clearInterval(timer);
+            response.end();
+          }
+        }, 50);
+      },
+    });
+    const tempDir = await makeTempDir();
+    const result = await downloadArchive(parseUpgradeSource({ url: `${server.origin}/archive` }), {
+      tempDir,
+      stallTimeoutMs: 300,
+    });
+    expect(result.sha256).toBe(releaseDigest);
   });
 
   it.each([

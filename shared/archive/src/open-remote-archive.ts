@@ -2,6 +2,7 @@ import { AgentError } from '@aks-flex-node/log';
 import { refuseArchive } from './archive-refusal.js';
 import { explainUnfetchableUrl } from './check-remote-url.js';
 import { redactUrl } from './redact-url.js';
+import { refuseContentEncoding } from './refuse-content-encoding.js';
 import type { ArchiveBody } from './write-archive-chunks.js';
 
 /** Go's client stops at the 10th redirect; a longer chain is a loop or a trap. */
@@ -13,8 +14,9 @@ const redirectStatuses = new Set([301, 302, 303, 307, 308]);
  * GETs the archive, following redirects itself (fetch's own follower would
  * take any scheme and user-info): each hop is checked as the source was, at
  * most {@link maxRedirects} of them. Answers the 200 response's body, after
- * refusing a Content-Length over `maxBytes` before a byte is read.
- * Throws UPGRADE_REFUSED (redirect, size) or UPGRADE_FAILED (status).
+ * refusing a content encoding other than identity and a Content-Length over
+ * `maxBytes` before a byte is read.
+ * Throws UPGRADE_REFUSED (redirect, encoding, size) or UPGRADE_FAILED (status).
  */
 export async function openRemoteArchive(
   url: URL,
@@ -77,6 +79,12 @@ async function acceptResponse(
       path: redactUrl(url),
       hint: 'check that the URL names a published release archive and has not expired',
     });
+  }
+  try {
+    refuseContentEncoding(response.headers, url);
+  } catch (error) {
+    await response.body?.cancel();
+    throw error;
   }
   const totalBytes = parseContentLength(response.headers.get('content-length'));
   if (totalBytes !== undefined && totalBytes > maxBytes) {

@@ -25,6 +25,8 @@ export interface ArchiveSink {
   maxBytes: number;
   signal: AbortSignal;
   onProgress: ((progress: DownloadProgress) => void) | undefined;
+  /** Called for every chunk that arrives, throttled or not: the stall watchdog's clock. */
+  onChunk?: (() => void) | undefined;
   /** The redacted URL, for refusals. */
   redactedUrl: string;
 }
@@ -44,6 +46,7 @@ export async function writeArchiveChunks(
   let bytes = 0;
   for await (const chunk of body.chunks) {
     sink.signal.throwIfAborted();
+    sink.onChunk?.();
     bytes += chunk.byteLength;
     if (bytes > sink.maxBytes) {
       throw refuseArchive(

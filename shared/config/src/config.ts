@@ -1,27 +1,11 @@
-import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { agentConfigSchema, type AgentConfig } from './agent-config-schema.js';
-import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
+import { AgentError, messageOf } from '@aks-flex-node/log';
+import { readConfigFile } from './read-config-file.js';
 
 /** Reads and validates the config file. Throws INVALID_CONFIG naming the file and the field. */
 export async function readAgentConfig(configPath: string): Promise<AgentConfig> {
-  let text: string;
-  try {
-    text = await readFile(configPath, 'utf8');
-  } catch (error) {
-    const missing = errnoCode(error) === 'ENOENT';
-    throw new AgentError(
-      'INVALID_CONFIG',
-      `read ${configPath}: ${missing ? 'no such file' : messageOf(error)}`,
-      {
-        path: configPath,
-        cause: error,
-        hint: missing
-          ? 'install the agent with `aks-flex-node start`, which writes a default config'
-          : "check the file's permissions",
-      },
-    );
-  }
+  const text = await readConfigFile(configPath);
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -47,6 +47,10 @@ export const failpoints = {
   moveUndoRootSetAside: 'move/undo-root-set-aside',
   moveUndoRelinked: 'move/undo-relinked',
   moveUndoCopyRemoved: 'move/undo-copy-removed',
+  // Inside the download and the extraction: a kill here leaves temporary files
+  // (the partial archive, the partial member) that the next start sweeps.
+  upgradeDownloading: 'upgrade/downloading',
+  upgradeExtracting: 'upgrade/extracting',
 } as const;
 
 export type FailpointName = (typeof failpoints)[keyof typeof failpoints];

@@ -76,6 +76,12 @@ export interface HostPaths {
    * a tmpfs /tmp.
    */
   readonly downloadsDir: string;
+  /**
+   * The single-instance guard: a flock on this file in the root-only run
+   * directory, so no other user can hold it, and the kernel frees it when
+   * the daemon dies. Replaces the abstract socket name any user could bind.
+   */
+  readonly daemonLock: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -109,6 +115,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     firstBootBaseConfig: path.join(configDir, 'first-boot', 'base-config.json'),
     credentialsDir: path.join(configDir, 'credentials'),
     downloadsDir: at('/var/lib/aks-flex-node/downloads'),
+    daemonLock: path.join(runDir, 'daemon.lock'),
   };
 }
 

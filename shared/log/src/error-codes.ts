@@ -27,6 +27,10 @@ export const errorCodes = {
   INTERNAL: 'an unexpected internal error',
   // Privileges
   NOT_ROOT: 'the command changes the host and must run as root',
+  // Requests and operations
+  OPERATION_NOT_CANCELLABLE: 'the operation has switched or ended and can no longer be cancelled',
+  REQUEST_TIMEOUT: 'a request did not arrive in time',
+  REQUEST_HEADERS_TOO_LARGE: "a request's URL or headers are over the size limit",
 } as const;
 
 /** A stable error code from {@link errorCodes}. */

@@ -4,16 +4,18 @@ import { cleanPath } from '@aks-flex-node/fs';
 import { hostPaths } from '@aks-flex-node/layout';
 import { AgentError } from '@aks-flex-node/log';
 import { parseCommandArgs } from '../args.js';
+import { cancelOnInterrupt, reportCancelled } from '../progress/cancel-upgrade.js';
 import { followUpgrade } from '../progress/follow-upgrade.js';
 
 const usage =
-  'aks-flex-node agent-upgrade --url URL [--sha256 HEX] | [--candidate PATH] [--preflight] [--json] [--timeout SECONDS]';
+  'aks-flex-node agent-upgrade --url URL [--sha256 HEX] | [--candidate PATH] [--preflight] | --cancel ID [--json] [--timeout SECONDS]';
 
 /** What the flags ask for, each with only the settings that apply to it. */
 type UpgradeRequest =
   | { kind: 'url'; url: string; sha256: string | undefined }
   | { kind: 'preflight'; candidate: string }
-  | { kind: 'candidate'; candidate: string };
+  | { kind: 'candidate'; candidate: string }
+  | { kind: 'cancel'; id: string };
 
 /**
  * `aks-flex-node agent-upgrade`: `--url` asks the daemon to upgrade from a
@@ -28,6 +30,7 @@ export async function runAgentUpgrade(args: string[]): Promise<number> {
     url: { type: 'string' },
     sha256: { type: 'string' },
     candidate: { type: 'string' },
+    cancel: { type: 'string' },
     preflight: { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
     timeout: { type: 'string', default: '300' },
@@ -45,7 +48,17 @@ export async function runAgentUpgrade(args: string[]): Promise<number> {
           ? { url: request.url }
           : { url: request.url, sha256: request.sha256 };
       const operation = await client.beginAgentUpgrade({ source });
-      return followUpgrade(client, operation, { json: flags.json, timeoutMs });
+      // Ctrl-C asks the daemon to cancel, then the result is followed as usual.
+      const stopCancelling = cancelOnInterrupt(client, operation.id);
+      try {
+        return await followUpgrade(client, operation, { json: flags.json, timeoutMs });
+      } finally {
+        stopCancelling();
+      }
+    }
+    case 'cancel': {
+      const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs });
+      return reportCancelled(await client.cancelOperation(request.id), flags.json);
     }
     // Loaded only here: direct activation brings the daemon's libraries, and --url does not need them.
     case 'preflight': {
@@ -68,8 +81,20 @@ function parseUpgradeRequest(flags: {
   url?: string | undefined;
   sha256?: string | undefined;
   candidate?: string | undefined;
+  cancel?: string | undefined;
   preflight: boolean;
 }): UpgradeRequest {
+  if (flags.cancel !== undefined) {
+    if (
+      flags.url !== undefined ||
+      flags.candidate !== undefined ||
+      flags.sha256 !== undefined ||
+      flags.preflight
+    ) {
+      throw usageError('--cancel ID takes no source: it stops an upgrade that is running');
+    }
+    return { kind: 'cancel', id: flags.cancel };
+  }
   if (flags.url !== undefined && flags.candidate !== undefined) {
     throw usageError('--url and --candidate are mutually exclusive: give one source');
   }

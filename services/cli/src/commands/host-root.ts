@@ -3,7 +3,7 @@ import { createApiClient } from '@aks-flex-node/api';
 import { describeHostRoot, migrateAndDescribe } from '@aks-flex-node/hostroot';
 import { hostPaths } from '@aks-flex-node/layout';
 import { withActivationLock } from '@aks-flex-node/lock';
-import { createSilentLogger, isAgentError } from '@aks-flex-node/log';
+import { AgentError, createSilentLogger, isAgentError } from '@aks-flex-node/log';
 import { parseCommandArgs } from '../args.js';
 import { requireRoot } from '../require-root.js';
 import { printJson, printLine } from '../output.js';
@@ -24,6 +24,13 @@ export async function runHostRoot(args: string[]): Promise<number> {
     json: { type: 'boolean', default: false },
     migrate: { type: 'boolean', default: false },
   });
+  if (flags.migrate && flags.planned) {
+    throw new AgentError(
+      'INVALID_ARGUMENT',
+      'host-root: --planned shows where the files would go and --migrate moves them; give one',
+      { hint: 'run `aks-flex-node host-root --planned`, or `aks-flex-node host-root --migrate`' },
+    );
+  }
   const report = flags.migrate ? await migrate() : await describeHostRoot(hostPaths);
   if (flags.json) printJson(report);
   // After a migration the interesting answer is where the files are now.

@@ -1,6 +1,7 @@
 import { recoverAgentUpgrade } from '@aks-flex-node/agentbinary';
 import { migrateHostRoot } from '@aks-flex-node/hostroot';
 import { hostPaths, hostRootMarkers } from '@aks-flex-node/layout';
+import { AgentError } from '@aks-flex-node/log';
 import { createHost } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { createCommandLogger } from '../command-logger.js';
@@ -17,6 +18,15 @@ import { ownExecutable, recoveryLayout } from '../recovery-layout.js';
  */
 export async function runRecoverAgentUpgrade(args: string[]): Promise<number> {
   const flags = parseCommandArgs('recover-agent-upgrade', args, { message: { type: 'string' } });
+  // The message is what the failure record says; every caller (the recovery
+  // shim, earlier releases' units) passes one, and a record without it says nothing.
+  if (flags.message === undefined || flags.message.trim() === '') {
+    throw new AgentError(
+      'INVALID_ARGUMENT',
+      'recover-agent-upgrade needs --message TEXT saying why the upgrade is being recovered',
+      { hint: 'run `aks-flex-node recover-agent-upgrade --message "TEXT"`' },
+    );
+  }
   requireRoot('recover-agent-upgrade', 'it restores the last-good binary');
   const log = createCommandLogger('recover-agent-upgrade', { json: false });
   try {

@@ -1,7 +1,6 @@
-import { readFile } from 'node:fs/promises';
 import { convergeHostInstall } from '@aks-flex-node/agentbinary';
 import { createApiClient, type StatusResponse } from '@aks-flex-node/api';
-import { defaultAgentConfig, readAgentConfig } from '@aks-flex-node/config';
+import { defaultAgentConfig, readAgentConfig, readConfigFile } from '@aks-flex-node/config';
 import { exists, writeFileAtomic } from '@aks-flex-node/fs';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
 import { pollUntil, withActivationLock } from '@aks-flex-node/lock';
@@ -25,6 +24,9 @@ export async function runStart(args: string[]): Promise<number> {
   requireRoot('start', 'it writes /opt/unbounded/agent, /etc and systemd units');
   const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs: 5_000 });
   const running = await statusIfAnswering(() => client.status());
+  // A config named on the command line is checked even when there is nothing
+  // else to do: the operator asked to use it, and must hear that it is bad.
+  if (flags.config !== undefined) await readAgentConfig(flags.config);
   if (running !== undefined) {
     report(flags.json, running, 'the agent is already running; nothing to do');
     return 0;
@@ -76,7 +78,7 @@ async function installConfig(source: string | undefined, log: Logger): Promise<v
   }
   await readAgentConfig(source); // refuse a bad config before anything on the host changes
   if (source === hostPaths.configFile) return;
-  await writeFileAtomic(hostPaths.configFile, await readFile(source), { mode: 0o600 });
+  await writeFileAtomic(hostPaths.configFile, await readConfigFile(source), { mode: 0o600 });
   log.info({ path: hostPaths.configFile, from: source }, 'installed the config');
 }
 

@@ -29,6 +29,7 @@ const unusedUpgrades: UpgradeService = {
   get: (id) => Promise.resolve(readOperationRecord(paths.operationsDir, id)),
   judgeAtStart: unused,
   recover: unused,
+  cancel: unused,
   drain: () => Promise.resolve(),
 };
 

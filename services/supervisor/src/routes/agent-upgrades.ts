@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import {
   agentUpgradeRequestSchema,
   apiRoutes,
+  operationParamsSchema,
   operationSchema,
   recoveryRequestSchema,
   recoveryResponseSchema,
@@ -11,12 +11,10 @@ import type { SupervisorDeps } from '../deps.js';
 import { operationNotFound } from './operation-not-found.js';
 import type { ZodTypeProvider } from './zod-type-provider.js';
 
-/** The `:id` of an operation's routes. */
-export const operationParamsSchema = z.strictObject({ id: z.string() });
-
 /**
  * `POST /v1/agent-upgrades` (a mutation: 202 once it holds the lock, 409 at
- * once when another runs), `GET /v1/operations/{id}`, and `POST /v1/recovery`
+ * once when another runs), `GET /v1/operations/{id}`, `DELETE
+ * /v1/operations/{id}` (cancel, before the switch), and `POST /v1/recovery`
  * for the recovery shim. The event stream is its own plugin.
  */
 export function agentUpgradeRoutes(deps: SupervisorDeps) {
@@ -36,6 +34,12 @@ export function agentUpgradeRoutes(deps: SupervisorDeps) {
         if (operation === undefined) throw operationNotFound(request.params.id);
         return operation;
       },
+    });
+    // Cancels an upgrade that has not begun to switch; answers once it stopped.
+    routes.route({
+      ...apiRoutes.cancelOperation,
+      schema: { params: operationParamsSchema, response: { 200: operationSchema } },
+      handler: (request) => deps.upgrades.cancel(request.params.id),
     });
     routes.route({
       ...apiRoutes.recover,

@@ -1,8 +1,12 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { apiRoutes, operationEventSchema, type OperationEvent } from '@aks-flex-node/api';
+import {
+  apiRoutes,
+  operationEventSchema,
+  operationParamsSchema,
+  type OperationEvent,
+} from '@aks-flex-node/api';
 import type { SupervisorDeps } from '../deps.js';
 import { endsEventStream } from '../upgrade/operation-registry.js';
-import { operationParamsSchema } from './agent-upgrades.js';
 import { operationNotFound } from './operation-not-found.js';
 import type { ZodTypeProvider } from './zod-type-provider.js';
 

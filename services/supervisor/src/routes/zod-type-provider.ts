@@ -20,12 +20,13 @@ export interface ZodTypeProvider extends FastifyTypeProvider {
  * Validates a request part with its route's schema. Unknown fields are
  * refused by the strict schemas, so a client that misspells a field learns it
  * instead of having it ignored. Fails with INVALID_ARGUMENT naming the fields;
- * an absent body is validated as `{}`.
+ * an absent body is validated as `{}` (a `null` one is refused).
  */
 export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> =
   ({ schema, method, url, httpPart }) =>
   (data: unknown) => {
-    const parsed = schema.safeParse(data ?? {});
+    // No body at all is an empty request; a JSON `null` is a body, and not an object.
+    const parsed = schema.safeParse(data === undefined ? {} : data);
     if (parsed.success) return { value: parsed.data };
     const route = `${method} ${url}`;
     const part = httpPart === 'body' || httpPart === undefined ? 'body' : httpPart;

@@ -7,6 +7,7 @@ import {
   type UpgradeSource,
 } from '@aks-flex-node/archive';
 import type { ArchiveSource } from '@aks-flex-node/api';
+import { failpoint, failpoints } from '@aks-flex-node/failpoints';
 import type { ArchiveHandler } from './archive-handler.js';
 
 /**
@@ -20,13 +21,27 @@ export function createReleaseArchives(
   const member = releaseArchiveMember();
   return {
     parse: (source) => parseUpgradeSource(source),
-    fetch: async (source, onProgress) => {
+    fetch: async (source, onProgress, signal) => {
       // Root-only: the archive is code the host will run.
       await mkdir(tempDir, { recursive: true, mode: 0o700 });
-      const downloaded = await downloadArchive(source, { tempDir, onProgress });
+      const downloaded = await downloadArchive(source, {
+        tempDir,
+        onProgress: (progress) => {
+          // Bytes are in the temporary archive: a kill here leaves it for the start-time sweep.
+          if (progress.receivedBytes > 0) failpoint(failpoints.upgradeDownloading);
+          onProgress(progress);
+        },
+        signal,
+      });
       return { archivePath: downloaded.path, cleanup: () => rm(downloaded.path, { force: true }) };
     },
     install: (_source, archivePath, slot) =>
-      extractExactMember(archivePath, { member, targetPath: slot }),
+      extractExactMember(archivePath, {
+        member,
+        targetPath: slot,
+        onStaged: () => {
+          failpoint(failpoints.upgradeExtracting);
+        },
+      }),
   };
 }

@@ -33,6 +33,9 @@ export function createStagedBinaries(): ArchiveHandler<StagedBinary, BinarySourc
       }
       return { binaryPath, redactedUrl: pathToFileURL(binaryPath).href };
     },
+    precheck: async (source) => {
+      await checkStagedBinary(source.binaryPath);
+    },
     fetch: async (source, onProgress) => {
       const size = await checkStagedBinary(source.binaryPath);
       onProgress({ receivedBytes: size, totalBytes: size });

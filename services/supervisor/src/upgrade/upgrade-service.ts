@@ -19,6 +19,7 @@ import type { Host } from '@aks-flex-node/systemd';
 import type { MutationQueue } from '../mutation-queue.js';
 import type { ArchiveHandler } from './archive-handler.js';
 import { refuseRunningSlot } from './refuse-running-slot.js';
+import { createUpgradeCancels } from './upgrade-cancels.js';
 import type { OperationRegistry } from './operation-registry.js';
 import type { RestartExecutor } from './restart-executor.js';
 
@@ -41,6 +42,11 @@ export interface UpgradeService {
   get(id: string): Promise<Operation | undefined>;
   judgeAtStart(): Promise<JudgeOutcome>;
   recover(message: string | undefined): Promise<RecoveryResponse>;
+  /**
+   * Cancels an upgrade that has not begun to switch and resolves with it once
+   * it has stopped. Throws NOT_FOUND, OPERATION_NOT_CANCELLABLE.
+   */
+  cancel(id: string): Promise<Operation>;
   /** Resolves when every background upgrade this process started has finished its part. */
   drain(): Promise<void>;
 }
@@ -49,6 +55,7 @@ export interface UpgradeService {
 export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
   const { log, paths, registry, host } = deps;
   const background = new Set<Promise<void>>();
+  const cancels = createUpgradeCancels(registry);
   const binaryPaths = async (): Promise<AgentBinaryPaths> =>
     agentBinaryPathsUnder(await resolveHostRoot(paths));
   const recordResult = (operation: Operation) =>
@@ -58,6 +65,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
     id: string,
     source: ReturnType<ArchiveHandler['parse']>,
     layout: AgentBinaryPaths,
+    signal: AbortSignal,
   ) => {
     const opLog = log.child({ op: 'agent-upgrade', opId: id });
     const result = await stageAndSwitch({
@@ -71,9 +79,14 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
         await refuseRunningSlot(layout, await host.runningExecutable());
       },
       fetchArchive: () =>
-        deps.archives.fetch(source, (progress) => {
-          registry.update(id, { ...progress });
-        }),
+        deps.archives.fetch(
+          source,
+          (progress) => {
+            registry.update(id, { ...progress });
+          },
+          signal,
+        ),
+      signal,
       installMember: (archivePath, slot) => deps.archives.install(source, archivePath, slot),
       inspectCandidate: (slot) => inspectCandidate(slot, paths),
       onPhase: (phase) => {
@@ -121,24 +134,34 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
   };
 
   /** Runs an accepted upgrade to its end in the background; drain() awaits it. */
-  const runInBackground = (id: string, done: Promise<void>) => {
+  const runInBackground = (id: string, done: Promise<void>): Promise<void> => {
     const task = done
       .then(() => handOver(id))
       .catch((error: unknown) => recordFailure(id, error))
-      .finally(() => background.delete(task));
+      .finally(() => {
+        // Once it ended, a cancel is refused rather than waited on.
+        cancels.close(id);
+        background.delete(task);
+      });
     background.add(task);
+    return task;
   };
 
   return {
     begin: async (request) => {
       const source = deps.archives.parse(request.source);
+      await deps.archives.precheck?.(source);
       await refusePendingUpgrade(paths.signalFile);
       const layout = await binaryPaths();
       const operation = registry.create(source.redactedUrl);
-      const { done } = await deps.queue.start('an AgentUpgrade', () =>
-        runStaged(operation.id, source, layout),
-      );
-      runInBackground(operation.id, done);
+      const signal = cancels.open(operation.id);
+      const { done } = await deps.queue
+        .start('an AgentUpgrade', () => runStaged(operation.id, source, layout, signal))
+        .catch((error: unknown) => {
+          cancels.close(operation.id);
+          throw error;
+        });
+      cancels.track(operation.id, runInBackground(operation.id, done));
       return operation;
     },
     get: async (id) => {
@@ -184,6 +207,12 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       };
       if (result.current !== undefined) response.current = result.current;
       return response;
+    },
+    cancel: async (id) => {
+      await cancels.cancel(id);
+      const operation = registry.get(id);
+      if (operation === undefined) throw new Error(`operation ${id} vanished after its cancel`);
+      return operation;
     },
     drain: async () => {
       await Promise.allSettled([...background]);

@@ -21,10 +21,14 @@ export function combineUpgradeSources(
       'binaryPath' in source
         ? { ...binaries.parse(source), kind: 'binary' }
         : { ...archives.parse(source), kind: 'archive' },
-    fetch: (source, onProgress) =>
+    precheck: async (source) => {
+      if (source.kind === 'binary') await binaries.precheck?.(source);
+      else await archives.precheck?.(source);
+    },
+    fetch: (source, onProgress, signal) =>
       source.kind === 'binary'
         ? binaries.fetch(source, onProgress)
-        : archives.fetch(source, onProgress),
+        : archives.fetch(source, onProgress, signal),
     install: (source, archivePath, slot) =>
       source.kind === 'binary'
         ? binaries.install(source, archivePath, slot)

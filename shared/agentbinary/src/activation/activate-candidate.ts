@@ -51,7 +51,7 @@ export async function activateCandidate(
       purpose: 'a direct activation',
     },
     async () => {
-      const releaseGuard = once(await excludeDaemon(paths.socket));
+      const releaseGuard = once(await excludeDaemon(paths.daemonLock, paths.socket));
       try {
         await migrateHostRoot(paths, log, hostRootMarkers());
         await refuseUnfinishedMove(paths);
@@ -94,9 +94,9 @@ export async function activateCandidate(
  * activates locally only when no daemon answered; one that is starting (or
  * hung) but holds the guard would write the same layout, so it is refused.
  */
-async function excludeDaemon(socketPath: string): Promise<SingleInstanceGuard> {
+async function excludeDaemon(lockPath: string, socketPath: string): Promise<SingleInstanceGuard> {
   try {
-    return await holdSingleInstance(socketPath);
+    return await holdSingleInstance(lockPath, socketPath);
   } catch (error) {
     if (!isAgentError(error, 'DAEMON_RUNNING')) throw error;
     throw new AgentError(

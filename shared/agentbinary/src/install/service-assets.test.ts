@@ -85,3 +85,53 @@ describe('service assets', () => {
     });
   });
 });
+
+describe('unit confinement and documentation', () => {
+  const repoRoot = path.join(import.meta.dirname, '../../../..');
+  const docsUrl = 'https://github.com/Azure/AKSFlexNode/blob/main/';
+
+  it.each(
+    production
+      .filter((asset) => !asset.path.endsWith('.sh'))
+      .map((asset) => [path.basename(asset.path), asset]),
+  )(
+    'issue12#8 %s: every Documentation= link names a file in this repository',
+    async (_name, asset) => {
+      const links = /^Documentation=(.*)$/m.exec(asset.content)?.[1]?.split(' ') ?? [];
+      expect(links.length).toBeGreaterThan(0);
+      for (const link of links) {
+        expect(link.startsWith(docsUrl), link).toBe(true);
+        await expect(stat(path.join(repoRoot, link.slice(docsUrl.length)))).resolves.toBeDefined();
+      }
+    },
+  );
+
+  it.each(
+    production
+      .filter((asset) => asset.path.endsWith('.service'))
+      .map((asset) => [path.basename(asset.path), asset]),
+  )('issue12#8 %s carries the sandboxing the issue lists, sorted', (_name, asset) => {
+    for (const directive of [
+      'NoNewPrivileges=yes',
+      'ProtectHome=read-only',
+      'ProtectKernelTunables=yes',
+      'ProtectKernelModules=yes',
+      'ProtectControlGroups=yes',
+      'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK',
+      'RestrictSUIDSGID=yes',
+      'LockPersonality=yes',
+      'ProtectSystem=strict',
+    ]) {
+      expect(asset.content).toContain(`\n${directive}\n`);
+    }
+    const block = asset.content.slice(asset.content.indexOf('LockPersonality='));
+    const keys = block
+      .split('\n')
+      .filter(
+        (line) =>
+          /^[A-Z]\w+=/.test(line) && !line.startsWith('WantedBy') && !line.startsWith('Also'),
+      )
+      .map((line) => line.slice(0, line.indexOf('=')));
+    expect(keys).toEqual([...keys].sort());
+  });
+});

@@ -401,3 +401,67 @@ describe('stageAndSwitch: the candidate is staged beside its slot', () => {
     expect(names).toContain('operator-note');
   });
 });
+
+/** Every entry of the slot directory with its link target or bytes, and the signal: the layout to keep. */
+async function layoutBytes(l: Layout): Promise<Record<string, string>> {
+  const entries: Record<string, string> = {};
+  for (const name of (await readdir(l.paths.slotDir)).sort()) {
+    const file = path.join(l.paths.slotDir, name);
+    entries[name] = await readlink(file).catch(async () =>
+      (await readFile(file)).toString('base64'),
+    );
+  }
+  entries.signal = (await signalBytes(l)) ?? 'absent';
+  return entries;
+}
+
+describe('stageAndSwitch: cancel (issue 12 item 4)', () => {
+  const cancelAt: Record<string, keyof StageOptions> = {
+    'issue12#4 a cancel while downloading': 'fetchArchive',
+    'issue12#4 a cancel while extracting': 'installMember',
+    'issue12#4 a cancel while verifying': 'inspectCandidate',
+  };
+
+  it.each(Object.entries(cancelAt))(
+    '%s stops before the switch and leaves the layout byte-for-byte as it was',
+    async (_name, step) => {
+      const l = await newLayout();
+      await installedLayout(l, 'blue', 'blue');
+      const before = await layoutBytes(l);
+      const controller = new AbortController();
+      const host = fakeStageHost(l);
+      const real = host.options[step] as (...args: unknown[]) => Promise<unknown>;
+      const cancelled = new AgentError('UPGRADE_FAILED', 'AgentUpgrade op-1 was cancelled');
+      const options: StageOptions = {
+        ...host.options,
+        signal: controller.signal,
+        [step]: async (...args: unknown[]) => {
+          const result = await real(...args);
+          controller.abort(cancelled);
+          return result;
+        },
+      };
+      await expect(stageAndSwitch(options)).rejects.toBe(cancelled);
+      expect(host.calls).not.toContain('phase switching');
+      expect(await layoutBytes(l)).toEqual(before);
+      await assertInvariants(l);
+    },
+  );
+
+  it('issue12#4 a cancel once the switch began changes nothing: the upgrade completes', async () => {
+    const l = await newLayout();
+    await installedLayout(l, 'blue', 'blue');
+    const controller = new AbortController();
+    const host = fakeStageHost(l);
+    const result = await stageAndSwitch({
+      ...host.options,
+      signal: controller.signal,
+      onPhase: (phase) => {
+        host.options.onPhase(phase);
+        if (phase === 'switching') controller.abort(new Error('too late'));
+      },
+    });
+    expect(path.basename(result.candidate)).toContain('green');
+    expect(await selection(l)).toMatchObject({ current: 'green', lastGood: 'blue' });
+  });
+});

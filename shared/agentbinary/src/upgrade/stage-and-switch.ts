@@ -18,11 +18,11 @@ import { findActiveMachine, isNspawnMachine, syncNspawnCopy } from '../nspawn/ns
 import { candidateSlotFor } from './candidate-slot.js';
 import { daemonInstanceId } from './instance-id.js';
 import { rollbackUpgradeFiles } from './rollback-files.js';
+import { isTemporarySlotName, temporaryNames } from './temporary-names.js';
 
-/** Names of candidates staged beside their slot; one left by a crash is removed by the next upgrade. */
-const stagedCandidatePrefix = '.aks-flex-node-candidate-';
-/** The archive library's own temporary names, likewise. */
-const extractionTempPrefix = '.agent-upgrade-';
+// Candidates staged beside their slot, and the archive library's partial
+// members: one left by a crash is removed by the next upgrade (and at start).
+const { stagedCandidatePrefix } = temporaryNames;
 
 /**
  * Removes what a killed upgrade left in the slot directory. Only files with
@@ -30,7 +30,7 @@ const extractionTempPrefix = '.agent-upgrade-';
  */
 async function removeStaleCandidates(slotDir: string, log: Logger): Promise<void> {
   for (const name of await readdir(slotDir)) {
-    if (!name.startsWith(stagedCandidatePrefix) && !name.startsWith(extractionTempPrefix)) continue;
+    if (!isTemporarySlotName(name)) continue;
     await rm(path.join(slotDir, name), { force: true });
     log.info(
       { path: path.join(slotDir, name) },
@@ -60,6 +60,11 @@ export interface StageOptions {
   inspectCandidate: (slot: string) => Promise<VersionInfo>;
   onPhase: (phase: StagePhase) => void;
   now: () => Date;
+  /**
+   * Cancels the upgrade until the switch begins; the download stops at once,
+   * any other step at its end. A cancelled upgrade leaves the layout as it was.
+   */
+  signal?: AbortSignal | undefined;
 }
 
 /** What a successful switch leaves behind. */
@@ -160,6 +165,14 @@ async function stageAfterRecording(options: StageOptions): Promise<StageResult> 
     await cleanup();
   }
   failpoint(failpoints.upgradeCandidateStaged);
+  // The point of no return for a cancel: it is checked and the phase moves on
+  // in one synchronous step, so a cancel either stops the upgrade here, with
+  // nothing outside the staged file changed yet, or is refused as too late.
+  if (options.signal?.aborted === true) {
+    await rm(staged, { force: true });
+    options.signal.throwIfAborted();
+  }
+  options.onPhase('switching');
   // last-good moves to the running binary now: after the candidate proved it
   // runs (a refused one leaves a distinct last-good alone), and before the
   // slot last-good may name is replaced (the last-good binary is never the one
@@ -169,7 +182,6 @@ async function stageAfterRecording(options: StageOptions): Promise<StageResult> 
   await rename(staged, candidate);
   await syncDirectory(path.dirname(candidate));
   failpoint(failpoints.upgradeCandidateInstalled);
-  options.onPhase('switching');
   await replaceSymlinkAtomic(paths.current, candidate);
   failpoint(failpoints.upgradeSwitched);
   await updateUpgradeSignal(signalFile, {
