@@ -60,7 +60,7 @@ describe.skipIf(unavailable !== undefined)('the command line', () => {
       legacy_install
       nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
       cp "$BINARY" /tmp/aks-flex-node; chmod 755 /tmp/aks-flex-node
-      for command in "start" "agent-upgrade --candidate /tmp/aks-flex-node" "host-root --migrate" "recover-agent-upgrade"; do
+      for command in "start" "agent-upgrade --candidate /tmp/aks-flex-node" "host-root --migrate" "recover-agent-upgrade --message test"; do
         set +e; nobody /tmp/aks-flex-node $command >/dev/null 2>/tmp/err; code=$?; set -e
         name=${'$'}{command%% *}
         echo "${'$'}{name//-/_}=$code $(grep -c 'must run as root' /tmp/err)"

@@ -1,8 +1,7 @@
-import { lstat } from 'node:fs/promises';
 import path from 'node:path';
-import { makeIoError, removeOwned } from '@aks-flex-node/fs';
+import { exists, removeOwned } from '@aks-flex-node/fs';
 import { unitNames, type HostPaths } from '@aks-flex-node/layout';
-import { isNotFound, type Logger } from '@aks-flex-node/log';
+import type { Logger } from '@aks-flex-node/log';
 import { findKeptBinary } from './find-kept-binary.js';
 import type { ResetEffects } from './reset-effects.js';
 import { resetTargets, resetUnits } from './reset-targets.js';
@@ -75,7 +74,7 @@ export async function resetAgent(options: ResetAgentOptions): Promise<ResetRepor
   // A failed disable keeps the file, so a retry still finds the unit.
   phase('first-boot-unit');
   const removed: string[] = [];
-  if (await isPresent(unitFile(unitNames.bootstrap))) {
+  if (await exists(unitFile(unitNames.bootstrap))) {
     await effects?.disableNow(unitNames.bootstrap);
     await removeOwned(unitFile(unitNames.bootstrap));
     removed.push(unitFile(unitNames.bootstrap));
@@ -88,7 +87,7 @@ export async function resetAgent(options: ResetAgentOptions): Promise<ResetRepor
   // daemon, its queue held by this reset) no move can change where they are.
   phase('remove-files');
   for (const target of resetTargets(paths)) {
-    if (!(await isPresent(target))) continue;
+    if (!(await exists(target))) continue;
     await removeOwned(target);
     removed.push(target);
   }
@@ -117,7 +116,7 @@ async function stopAgentUnits(options: ResetAgentOptions, running: ReadonlySet<s
   }
   const withFiles: string[] = [];
   for (const unit of resetUnits) {
-    if (await isPresent(path.join(paths.unitDir, unit))) withFiles.push(unit);
+    if (await exists(path.join(paths.unitDir, unit))) withFiles.push(unit);
   }
   // The guard is started by the agent, never enabled; the rest are disabled
   // first so nothing pulls them in again while they stop.
@@ -139,12 +138,4 @@ const stopOrder: readonly string[] = [
   unitNames.localDnsNetwork,
 ];
 
-async function isPresent(target: string): Promise<boolean> {
-  try {
-    await lstat(target);
-    return true;
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw makeIoError('inspect', target, error);
-  }
-}
+
