@@ -1,9 +1,10 @@
 import { convergeHostInstall, guardLegacySeed } from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { readAgentConfig } from '@aks-flex-node/config';
-import { hostPaths } from '@aks-flex-node/layout';
+import { hostPaths, type HostPaths } from '@aks-flex-node/layout';
 import { isActivationLockHeld } from '@aks-flex-node/lock';
-import { createLogger } from '@aks-flex-node/log';
+import { createLogger, type Logger } from '@aks-flex-node/log';
+import { installNspawnLifecycleHelper } from '@aks-flex-node/nspawn';
 import { createHost } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
 import { createHostRootService } from './host-root-service.js';
@@ -70,12 +71,14 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     stopSignal: stop.requested,
     upgrades,
     prepareHost: async () => {
+      const executable = await host.runningExecutable();
       await convergeHostInstall({
         paths,
         log,
-        executable: await host.runningExecutable(),
+        executable,
         ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
       });
+      await refreshNspawnLifecycleHelper(paths, log, executable);
     },
     buildApp: async (daemon) =>
       buildApp({
@@ -95,4 +98,25 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         now: () => host.now(),
       }),
   });
+}
+
+/**
+ * Installs this release's nspawn lifecycle helper at every start (upstream
+ * #378), so the hooks never run a helper an earlier release left. Logged, not
+ * fatal: a failed daemon start counts toward the start limit and could roll
+ * back a healthy binary over a helper the machines can still run.
+ */
+async function refreshNspawnLifecycleHelper(
+  paths: HostPaths,
+  log: Logger,
+  executable: string,
+): Promise<void> {
+  try {
+    await installNspawnLifecycleHelper(paths, log, executable);
+  } catch (error) {
+    log.error(
+      { err: error },
+      'could not install the nspawn lifecycle helper; the machines keep the helper they have',
+    );
+  }
 }

@@ -12,8 +12,10 @@ export {
   managedBinaryDir,
   movingMarkerName,
   nspawnLifecycleFile,
+  nspawnMachines,
   recoveryScriptFile,
   stagingSuffix,
 } from './names.js';
 export { hostPaths, hostPathsUnder, unitNames } from './paths.js';
 export type { HostPaths } from './paths.js';
+export type { NspawnMachine } from './names.js';

@@ -1,0 +1,58 @@
+import { lstat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileSha256, installFile, makeIoError } from '@aks-flex-node/fs';
+import { resolveHostRoot, type HostRootPaths } from '@aks-flex-node/hostroot';
+import { nspawnLifecycleFile } from '@aks-flex-node/layout';
+import { isNotFound, type Logger } from '@aks-flex-node/log';
+
+/** The helper's path under a resolved root. */
+export function nspawnLifecycleHelperUnder(resolvedRoot: string): string {
+  return path.join(resolvedRoot, nspawnLifecycleFile);
+}
+
+/**
+ * Installs the running executable as the nspawn lifecycle helper under the
+ * host root as it resolves now (the legacy root on a linked host, the copy
+ * while moving, the legacy root again after an undo). It runs at every
+ * daemon start (upstream #378): a helper an earlier release left would
+ * regenerate hooks naming the paths that release knows. Returns the helper's
+ * path.
+ */
+export async function installNspawnLifecycleHelper(
+  paths: HostRootPaths,
+  log: Logger,
+  executable: string,
+): Promise<string> {
+  return installNspawnLifecycleHelperUnder(await resolveHostRoot(paths), log, executable);
+}
+
+/**
+ * The same under an explicit resolved root, for the move's unit rewriting,
+ * which is told the root it points the units at. The copy goes through a
+ * synced temp file renamed into place (0755), so a hook running the helper
+ * meanwhile runs the old file or the new one, never a partial one. A helper
+ * already identical to the executable is left as it is.
+ */
+export async function installNspawnLifecycleHelperUnder(
+  resolvedRoot: string,
+  log: Logger,
+  executable: string,
+): Promise<string> {
+  const helper = nspawnLifecycleHelperUnder(resolvedRoot);
+  if (await sameContent(helper, executable)) return helper;
+  await installFile(executable, helper, { mode: 0o755 });
+  log.info({ path: helper, from: executable }, 'installed the nspawn lifecycle helper');
+  return helper;
+}
+
+/** Whether `helper` is already a regular 0755 file with the executable's bytes. */
+async function sameContent(helper: string, executable: string): Promise<boolean> {
+  try {
+    const info = await lstat(helper);
+    if (!info.isFile() || (info.mode & 0o777) !== 0o755) return false;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw makeIoError('inspect', helper, error);
+  }
+  return (await fileSha256(helper)) === (await fileSha256(executable));
+}
