@@ -64,6 +64,7 @@ async function build(options: { blockMigration?: boolean; upgrades?: UpgradeServ
         return { before: 'absent', after: linked };
       },
     },
+    nspawnHooks: { regenerate: unused },
     upgrades: options.upgrades ?? unusedUpgrades,
     operations: createOperationRegistry(),
     runMutation: (purpose, work) => queue.run(purpose, work),

@@ -10,6 +10,7 @@ import type { SupervisorDeps } from './deps.js';
 import { handleError } from './error-handler.js';
 import { agentUpgradeRoutes } from './routes/agent-upgrades.js';
 import { hostRootRoutes } from './routes/host-root.js';
+import { nspawnHookRoutes } from './routes/nspawn-hooks.js';
 import { operationEventRoutes } from './routes/operation-events.js';
 import { statusRoutes } from './routes/status.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './routes/zod-type-provider.js';
@@ -58,5 +59,6 @@ export async function buildApp(
   await app.register(hostRootRoutes(deps));
   await app.register(agentUpgradeRoutes(deps));
   await app.register(operationEventRoutes(deps));
+  await app.register(nspawnHookRoutes(deps));
   return app;
 }

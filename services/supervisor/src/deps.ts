@@ -1,4 +1,10 @@
-import type { HostRootResponse, MigrateResponse, VersionInfo } from '@aks-flex-node/api';
+import type {
+  HostRootResponse,
+  MigrateResponse,
+  RegenerateNspawnHooksResponse,
+  VersionInfo,
+} from '@aks-flex-node/api';
+import type { NspawnMachine } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
 import type { OperationRegistry } from './upgrade/operation-registry.js';
 import type { UpgradeService } from './upgrade/upgrade-service.js';
@@ -10,11 +16,18 @@ export interface HostRootService {
   migrate(): Promise<MigrateResponse>;
 }
 
+/** The nspawn pre-start hook's request; the real one wraps shared/nspawn. */
+export interface NspawnHooksService {
+  /** Migrates, then rewrites the machine's hooks under the resolved root; the caller holds the activation lock. */
+  regenerate(machine: NspawnMachine): Promise<RegenerateNspawnHooksResponse>;
+}
+
 /** Process-wide services the routes use, passed in so tests can build the app without a host. */
 export interface SupervisorDeps {
   log: Logger;
   version: VersionInfo;
   hostRoot: HostRootService;
+  nspawnHooks: NspawnHooksService;
   upgrades: UpgradeService;
   operations: OperationRegistry;
   /** Runs a mutation: one at a time, under the activation lock. */

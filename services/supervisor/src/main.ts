@@ -9,6 +9,7 @@ import { createHost } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
 import { createHostRootService } from './host-root-service.js';
 import { createMutationQueue } from './mutation-queue.js';
+import { createNspawnHooksService } from './nspawn-hooks-service.js';
 import { createStopRequest, runDaemon, waitForStopSignal } from './run-daemon.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
 import { createReleaseArchives } from './upgrade/release-archives.js';
@@ -64,6 +65,12 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     host,
   });
   const hostRoot = createHostRootService(paths, log);
+  const nspawnHooks = createNspawnHooksService({
+    paths,
+    log,
+    executable: () => host.runningExecutable(),
+    ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
+  });
   return runDaemon({
     paths,
     log,
@@ -85,6 +92,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         log,
         version: options.version,
         hostRoot,
+        nspawnHooks,
         upgrades,
         operations,
         runMutation: (purpose, work) => queue.run(purpose, work),

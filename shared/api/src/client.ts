@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { z } from 'zod';
 import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
 import { hostRootResponseSchema, migrateResponseSchema } from './host-root.js';
+import { regenerateNspawnHooksResponseSchema } from './nspawn.js';
 import { errorFromProblem, problemSchema } from './problem.js';
 import { apiRoutes, routePath, type ApiRoute } from './routes.js';
 import { statusResponseSchema } from './status.js';
@@ -30,6 +31,10 @@ export interface ApiClient {
   /** Calls `onEvent` for each event of the operation's stream until the daemon ends it. */
   followOperation(id: string, onEvent: (event: OperationEvent) => void): Promise<void>;
   recover(message?: string): Promise<z.infer<typeof recoveryResponseSchema>>;
+  /** Migrates the host root and rewrites one nspawn machine's hooks (what pre-start asks). */
+  regenerateNspawnHooks(
+    machine: string,
+  ): Promise<z.infer<typeof regenerateNspawnHooksResponseSchema>>;
 }
 
 const daemonHint =
@@ -56,6 +61,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     followOperation: (id, onEvent) => followEvents(options, id, onEvent),
     recover: (message) =>
       call(apiRoutes.recover, recoveryResponseSchema, message === undefined ? {} : { message }),
+    regenerateNspawnHooks: (machine) =>
+      call(apiRoutes.regenerateNspawnHooks, regenerateNspawnHooksResponseSchema, {}, { machine }),
   };
 }
 

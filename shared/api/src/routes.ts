@@ -11,6 +11,7 @@ export const apiRoutes = {
   operation: { method: 'GET', url: '/v1/operations/:id' },
   operationEvents: { method: 'GET', url: '/v1/operations/:id/events' },
   recover: { method: 'POST', url: '/v1/recovery' },
+  regenerateNspawnHooks: { method: 'POST', url: '/v1/nspawn-machines/:machine/hooks' },
 } as const;
 
 /** One entry of {@link apiRoutes}. */
