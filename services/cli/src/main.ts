@@ -19,6 +19,9 @@ const commands: Record<string, () => Promise<(args: string[]) => Promise<number>
     (await import('./commands/recover-agent-upgrade.js')).runRecoverAgentUpgrade,
   'guard-agent-upgrade': async () =>
     (await import('./commands/guard-agent-upgrade.js')).runGuardAgentUpgrade,
+  // Hidden: the nspawn machines' generated hooks run it, operators do not.
+  'nspawn-lifecycle': async () =>
+    (await import('@aks-flex-node/nspawn-lifecycle')).runNspawnLifecycle,
   help: () => Promise.resolve(runHelp),
 };
 

@@ -11,9 +11,9 @@ export {
 } from './host-root.js';
 export type { HostRootResponse, MigrateResponse } from './host-root.js';
 export { problemContentType, problemFromError, problemSchema } from './problem.js';
+export { parseNspawnMachine } from './nspawn-machine.js';
 export {
   nspawnMachineParamsSchema,
-  parseNspawnMachine,
   regenerateNspawnHooksRequestSchema,
   regenerateNspawnHooksResponseSchema,
 } from './nspawn.js';

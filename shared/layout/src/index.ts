@@ -16,6 +16,6 @@ export {
   recoveryScriptFile,
   stagingSuffix,
 } from './names.js';
-export { hostPaths, hostPathsUnder, unitNames } from './paths.js';
+export { hostPaths, hostPathsUnder, nspawnUnitNames, unitNames } from './paths.js';
 export type { HostPaths } from './paths.js';
 export type { NspawnMachine } from './names.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { movingMarkerName } from './names.js';
+import { movingMarkerName, type NspawnMachine } from './names.js';
 
 /**
  * Every absolute path the product uses on a host. Functions take this object
@@ -76,6 +76,12 @@ export interface HostPaths {
    * a tmpfs /tmp.
    */
   readonly downloadsDir: string;
+  /**
+   * The agent library's state of each nspawn machine
+   * (`<machine>-nspawn-lifecycle.json`): whether it has GPUs to rewire after
+   * it starts. Written at provisioning; the hooks only read it.
+   */
+  readonly nspawnLifecycleStateDir: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -109,6 +115,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     firstBootBaseConfig: path.join(configDir, 'first-boot', 'base-config.json'),
     credentialsDir: path.join(configDir, 'credentials'),
     downloadsDir: at('/var/lib/aks-flex-node/downloads'),
+    nspawnLifecycleStateDir: at('/etc/unbounded/agent'),
   };
 }
 
@@ -123,4 +130,11 @@ export const unitNames = {
   /** Started with the agent; rolls back a switched candidate that fails. */
   upgradeGuard: 'aks-flex-node-upgrade-guard.service',
   bootstrap: 'aks-flex-node-bootstrap.service',
+} as const;
+
+/** The units of one nspawn machine: the machine itself, and the oneshot that runs pre-start before it. */
+export const nspawnUnitNames = {
+  machine: (machine: NspawnMachine) => `systemd-nspawn@${machine}.service`,
+  regenerateConfig: (machine: NspawnMachine) =>
+    `unbounded-agent-regenerate-config@${machine}.service`,
 } as const;

@@ -4,7 +4,7 @@ export {
   installNspawnLifecycleHelperUnder,
   nspawnLifecycleHelperUnder,
 } from './install-nspawn-lifecycle-helper.js';
-export { machineUnitName, nspawnHookFiles, regenerateConfigUnitName } from './nspawn-hook-files.js';
+export { nspawnHookFiles } from './nspawn-hook-files.js';
 export type { NspawnHookFiles } from './nspawn-hook-files.js';
 export { renderNspawnHooks } from './render-nspawn-hooks.js';
 export { machinesWithHooks, rewriteNspawnHooks } from './rewrite-nspawn-hooks.js';

@@ -1,15 +1,5 @@
 import path from 'node:path';
-import type { HostPaths, NspawnMachine } from '@aks-flex-node/layout';
-
-/** The systemd unit that runs the machine: the nspawn template's instance. */
-export function machineUnitName(machine: NspawnMachine): string {
-  return `systemd-nspawn@${machine}.service`;
-}
-
-/** The oneshot unit that runs pre-start before the machine starts. */
-export function regenerateConfigUnitName(machine: NspawnMachine): string {
-  return `unbounded-agent-regenerate-config@${machine}.service`;
-}
+import { nspawnUnitNames, type HostPaths, type NspawnMachine } from '@aks-flex-node/layout';
 
 /** Where one machine's hooks live: both in the unit directory, as the Go releases wrote them. */
 export interface NspawnHookFiles {
@@ -24,9 +14,9 @@ export function nspawnHookFiles(
   paths: Pick<HostPaths, 'unitDir'>,
   machine: NspawnMachine,
 ): NspawnHookFiles {
-  const overrideDir = path.join(paths.unitDir, `${machineUnitName(machine)}.d`);
+  const overrideDir = path.join(paths.unitDir, `${nspawnUnitNames.machine(machine)}.d`);
   return {
-    regenerateConfigUnit: path.join(paths.unitDir, regenerateConfigUnitName(machine)),
+    regenerateConfigUnit: path.join(paths.unitDir, nspawnUnitNames.regenerateConfig(machine)),
     overrideDir,
     overrideFile: path.join(overrideDir, 'override.conf'),
   };
