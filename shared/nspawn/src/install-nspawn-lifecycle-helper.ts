@@ -1,4 +1,5 @@
 import { lstat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { fileSha256, installFile, makeIoError } from '@aks-flex-node/fs';
 import { resolveHostRoot, type HostRootPaths } from '@aks-flex-node/hostroot';
@@ -45,14 +46,67 @@ export async function installNspawnLifecycleHelperUnder(
   return helper;
 }
 
+/** What identifies a file's content without reading it: if none of these changed, neither did the bytes. */
+interface FileIdentity {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+// Digests this process computed, by path and identity. Pre-start asks at
+// every machine start, and hashing a 130 MB helper and executable each time
+// would cost the machine's start more than half a second.
+const digests = new Map<string, { identity: FileIdentity; digest: string }>();
+
+function identityOf(info: Stats): FileIdentity {
+  return {
+    dev: info.dev,
+    ino: info.ino,
+    size: info.size,
+    mtimeMs: info.mtimeMs,
+    ctimeMs: info.ctimeMs,
+  };
+}
+
+function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
+  return (
+    a.dev === b.dev &&
+    a.ino === b.ino &&
+    a.size === b.size &&
+    a.mtimeMs === b.mtimeMs &&
+    a.ctimeMs === b.ctimeMs
+  );
+}
+
+/** The file's SHA-256, from the cache while its identity is unchanged. */
+async function digestOf(file: string, info: Stats): Promise<string> {
+  const identity = identityOf(info);
+  const cached = digests.get(file);
+  if (cached !== undefined && sameIdentity(cached.identity, identity)) return cached.digest;
+  const digest = await fileSha256(file);
+  digests.set(file, { identity, digest });
+  return digest;
+}
+
+async function statOf(file: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(file);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw makeIoError('inspect', file, error);
+  }
+}
+
 /** Whether `helper` is already a regular 0755 file with the executable's bytes. */
 async function sameContent(helper: string, executable: string): Promise<boolean> {
-  try {
-    const info = await lstat(helper);
-    if (!info.isFile() || (info.mode & 0o777) !== 0o755) return false;
-  } catch (error) {
-    if (isNotFound(error)) return false;
-    throw makeIoError('inspect', helper, error);
+  const installed = await statOf(helper);
+  if (installed === undefined || !installed.isFile() || (installed.mode & 0o777) !== 0o755) {
+    return false;
   }
-  return (await fileSha256(helper)) === (await fileSha256(executable));
+  const running = await statOf(executable);
+  // A missing executable fails in installFile, with the path named.
+  if (running === undefined) return false;
+  return (await digestOf(helper, installed)) === (await digestOf(executable, running));
 }

@@ -45,6 +45,15 @@ describe('the nspawn lifecycle helper and hooks on a host', () => {
     expect((await stat(helper)).mode & 0o777).toBe(0o755);
   });
 
+  it('a helper changed in place after it was checked is found and replaced', async () => {
+    const helper = await installNspawnLifecycleHelper(paths, log, executable);
+    // Checked again: identical, and the digests are now remembered.
+    await installNspawnLifecycleHelper(paths, log, executable);
+    await writeFile(helper, '#!/bin/sh\necho tampered\n');
+    await installNspawnLifecycleHelper(paths, log, executable);
+    expect(await readFile(helper, 'utf8')).toContain('this-release');
+  });
+
   it('daemon#6.4 writes no hooks on a host without machines, but installs the helper', async () => {
     const result = await rewriteNspawnHooks(paths.root, paths, log, { executable });
     expect(result).toEqual({
