@@ -81,7 +81,6 @@ measure() { # scratch
     export binary sock url
     hyperfine --warmup 3 --runs "$runs" --shell=bash --export-json "$1/hyperfine.json" \
       -n pre-start run_hook -n curl run_curl -n version run_version >&2
-    jq -r '.results[] | .times | map(. * 1000000 | floor)' "$1/hyperfine.json" >/dev/null
     paste <(seq 1 "$runs") \
       <(jq -r '.results[0].times[] * 1000000 | floor' "$1/hyperfine.json") \
       <(jq -r '.results[1].times[] * 1000000 | floor' "$1/hyperfine.json") \
