@@ -3,6 +3,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { hostPaths } from '@aks-flex-node/layout';
+import { nspawnLifecycleStateFile } from './post-start.js';
 import { runNspawnLifecycle, type NspawnLifecycleOptions } from './run-nspawn-lifecycle.js';
 
 interface Received {
@@ -215,6 +217,12 @@ describe('nspawn-lifecycle', () => {
         [30, 'kube1'],
         [40, 'kube2'],
       ]);
+    });
+
+    it('daemon#114 the state is /etc/unbounded/agent/<machine>-nspawn-lifecycle.json', () => {
+      expect(nspawnLifecycleStateFile(hostPaths.nspawnLifecycleStateDir, 'kube2')).toBe(
+        '/etc/unbounded/agent/kube2-nspawn-lifecycle.json',
+      );
     });
 
     it('daemon#113 a corrupt state is an error naming it', async () => {
