@@ -3,6 +3,8 @@ import agentSocket from './aks-flex-node-agent.socket?raw';
 import recoveryService from './aks-flex-node-agent-recovery.service?raw';
 import upgradeGuard from './aks-flex-node-upgrade-guard.service?raw';
 import recoveryScript from './aks-flex-node-recovery.sh?raw';
+import nspawnOverride from './systemd-nspawn-override.conf?raw';
+import regenerateConfig from './unbounded-agent-regenerate-config@.service?raw';
 
 /**
  * The unit templates, embedded in the executable at build time. `{{name}}`
@@ -24,4 +26,15 @@ export const recoveryScriptTemplate: string = recoveryScript;
 export const recoveryScriptLiterals = {
   lastGood: '/usr/local/lib/aks-flex-node/aks-flex-node-last-good',
   signal: '/etc/aks-flex-node/agent-upgrade-signal.json',
+} as const;
+
+/**
+ * The hooks of one nspawn machine, filled with `{{machine}}` and `{{helper}}`
+ * (the lifecycle helper's absolute path under the resolved host root). The
+ * regenerate-config unit runs pre-start before the machine; the override of
+ * `systemd-nspawn@MACHINE.service` pulls it in and runs post-start.
+ */
+export const nspawnHookTemplates = {
+  regenerateConfig,
+  machineOverride: nspawnOverride,
 } as const;

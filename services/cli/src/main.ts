@@ -22,6 +22,9 @@ const commands: Record<string, () => Promise<(args: string[]) => Promise<number>
     (await import('./commands/guard-agent-upgrade.js')).runGuardAgentUpgrade,
   reset: async () => (await import('./commands/reset.js')).runReset,
   unbootstrap: async () => (await import('./commands/reset.js')).runReset,
+  // Hidden: the nspawn machines' generated hooks run it, operators do not.
+  'nspawn-lifecycle': async () =>
+    (await import('@aks-flex-node/nspawn-lifecycle')).runNspawnLifecycle,
   help: () => Promise.resolve(runHelp),
 };
 

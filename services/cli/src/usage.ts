@@ -73,6 +73,11 @@ Stops the agent and removes its units, helpers and upgrade state under both
 roots, keeping its binary and config for a rejoin (also: unbootstrap). Asks the
 daemon; only when none answers does it reset the host itself, under the
 activation lock. Prompts only on a terminal without --yes. Needs root.`,
+  'nspawn-lifecycle': `usage: aks-flex-node nspawn-lifecycle pre-start|post-start|reconcile MACHINE
+
+Run by an nspawn machine's generated hooks, not by operators. pre-start asks
+the daemon to migrate and rewrite the machine's hooks; with no daemon, or a
+refusal, the machine starts with the hooks it has. MACHINE is kube1 or kube2.`,
   agent: `usage: aks-flex-node agent [--config PATH]
 
 Runs the daemon, as the agent unit does (also: daemon). Needs root.`,

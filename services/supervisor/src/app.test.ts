@@ -72,6 +72,7 @@ async function build(options: { blockMigration?: boolean; upgrades?: UpgradeServ
         return { before: 'absent', after: linked };
       },
     },
+    nspawnHooks: { regenerate: unused },
     upgrades: options.upgrades ?? unusedUpgrades,
     operations: createOperationRegistry(),
     reset: unusedReset,

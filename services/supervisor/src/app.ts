@@ -12,6 +12,7 @@ import { handleError } from './error-handler.js';
 import { parseJsonBody } from './parse-json-body.js';
 import { agentUpgradeRoutes } from './routes/agent-upgrades.js';
 import { hostRootRoutes } from './routes/host-root.js';
+import { nspawnHookRoutes } from './routes/nspawn-hooks.js';
 import { operationEventRoutes } from './routes/operation-events.js';
 import { resetRoutes } from './routes/reset.js';
 import { statusRoutes } from './routes/status.js';
@@ -79,5 +80,6 @@ export async function buildApp(
   await app.register(agentUpgradeRoutes(deps));
   await app.register(operationEventRoutes(deps));
   await app.register(resetRoutes(deps));
+  await app.register(nspawnHookRoutes(deps));
   return app;
 }

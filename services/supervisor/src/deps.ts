@@ -1,4 +1,10 @@
-import type { HostRootResponse, MigrateResponse, VersionInfo } from '@aks-flex-node/api';
+import type {
+  HostRootResponse,
+  MigrateResponse,
+  RegenerateNspawnHooksResponse,
+  VersionInfo,
+} from '@aks-flex-node/api';
+import type { NspawnMachine } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
 import type { ResetService } from './reset/reset-service.js';
 import type { OperationRegistry } from './upgrade/operation-registry.js';
@@ -11,11 +17,18 @@ export interface HostRootService {
   migrate(): Promise<MigrateResponse>;
 }
 
+/** The nspawn pre-start hook's request; the real one wraps shared/nspawn. */
+export interface NspawnHooksService {
+  /** Migrates, then rewrites the machine's hooks under the resolved root; the caller holds the activation lock. */
+  regenerate(machine: NspawnMachine): Promise<RegenerateNspawnHooksResponse>;
+}
+
 /** Process-wide services the routes use, passed in so tests can build the app without a host. */
 export interface SupervisorDeps {
   log: Logger;
   version: VersionInfo;
   hostRoot: HostRootService;
+  nspawnHooks: NspawnHooksService;
   upgrades: UpgradeService;
   operations: OperationRegistry;
   reset: ResetService;

@@ -51,6 +51,7 @@ beforeEach(async () => {
       drain: () => Promise.resolve(),
     },
     reset: { begin: refuse, drain: () => Promise.resolve() },
+    nspawnHooks: { regenerate: refuse },
     operations: createOperationRegistry(),
     runMutation: (_purpose, work) => work(),
     isActivationInProgress: () => Promise.resolve(false),

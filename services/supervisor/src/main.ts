@@ -6,16 +6,18 @@ import {
 } from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { readAgentConfig } from '@aks-flex-node/config';
-import { hostPaths, unitNames } from '@aks-flex-node/layout';
 import { isActivationLockHeld } from '@aks-flex-node/lock';
-import { createLogger } from '@aks-flex-node/log';
 import { createSystemdResetEffects, isSystemdBooted } from '@aks-flex-node/reset';
+import { hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
+import { createLogger, type Logger } from '@aks-flex-node/log';
+import { installNspawnLifecycleHelper } from '@aks-flex-node/nspawn';
 import { createHost } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
 import { createHostRootService } from './host-root-service.js';
 import { createMutationQueue } from './mutation-queue.js';
 import { createResetService } from './reset/reset-service.js';
 import { createSelfDaemonStopper, createSystemdDaemonStopper } from './reset/stop-daemon.js';
+import { createNspawnHooksService } from './nspawn-hooks-service.js';
 import { createStopRequest, runDaemon, waitForStopSignal } from './run-daemon.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
 import { createReleaseArchives } from './upgrade/release-archives.js';
@@ -88,6 +90,12 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     now: () => host.wallClock(),
   });
   const hostRoot = createHostRootService(paths, log);
+  const nspawnHooks = createNspawnHooksService({
+    paths,
+    log,
+    executable: () => host.runningExecutable(),
+    ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
+  });
   return runDaemon({
     paths,
     log,
@@ -96,10 +104,11 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     upgrades,
     reset,
     prepareHost: async () => {
+      const executable = await host.runningExecutable();
       await convergeHostInstall({
         paths,
         log,
-        executable: await host.runningExecutable(),
+        executable,
         ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
       });
       // Before it serves, and after the install converged (so the slots' directory
@@ -113,12 +122,14 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         },
         log,
       );
+      await refreshNspawnLifecycleHelper(paths, log, executable);
     },
     buildApp: async (daemon) =>
       buildApp({
         log,
         version: options.version,
         hostRoot,
+        nspawnHooks,
         upgrades,
         operations,
         reset,
@@ -133,4 +144,25 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         now: () => host.now(),
       }),
   });
+}
+
+/**
+ * Installs this release's nspawn lifecycle helper at every start (upstream
+ * #378), so the hooks never run a helper an earlier release left. Logged, not
+ * fatal: a failed daemon start counts toward the start limit and could roll
+ * back a healthy binary over a helper the machines can still run.
+ */
+async function refreshNspawnLifecycleHelper(
+  paths: HostPaths,
+  log: Logger,
+  executable: string,
+): Promise<void> {
+  try {
+    await installNspawnLifecycleHelper(paths, log, executable);
+  } catch (error) {
+    log.error(
+      { err: error },
+      'could not install the nspawn lifecycle helper; the machines keep the helper they have',
+    );
+  }
 }

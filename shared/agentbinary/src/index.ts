@@ -5,6 +5,8 @@ export { agentBinaryPathsUnder } from './agent-binary-paths.js';
 export type { AgentBinaryPaths } from './agent-binary-paths.js';
 export { convergeHostInstall } from './install/converge-host-install.js';
 export { isRegularExecutable } from './ensure-layout.js';
+export { fillTemplate, writeServiceAssets } from './install/service-assets.js';
+export type { ServiceAsset } from './install/service-assets.js';
 export { resolveIfPresent } from './resolve-link.js';
 export { readUpgradeSignal } from './signal/upgrade-signal-file.js';
 export { candidateSlotFor } from './upgrade/candidate-slot.js';

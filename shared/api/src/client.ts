@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { z } from 'zod';
 import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
 import { hostRootResponseSchema, migrateResponseSchema } from './host-root.js';
+import { regenerateNspawnHooksResponseSchema } from './nspawn.js';
 import { errorFromProblem, problemSchema } from './problem.js';
 import { apiRoutes, routePath, type ApiRoute } from './routes.js';
 import { statusResponseSchema } from './status.js';
@@ -34,6 +35,10 @@ export interface ApiClient {
   recover(message?: string): Promise<z.infer<typeof recoveryResponseSchema>>;
   /** Starts a reset; the daemon answers once it holds the activation lock. */
   beginReset(): Promise<z.infer<typeof operationSchema>>;
+  /** Migrates the host root and rewrites one nspawn machine's hooks (what pre-start asks). */
+  regenerateNspawnHooks(
+    machine: string,
+  ): Promise<z.infer<typeof regenerateNspawnHooksResponseSchema>>;
 }
 
 const daemonHint =
@@ -62,6 +67,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     beginReset: () => call(apiRoutes.beginReset, operationSchema, {}),
     recover: (message) =>
       call(apiRoutes.recover, recoveryResponseSchema, message === undefined ? {} : { message }),
+    regenerateNspawnHooks: (machine) =>
+      call(apiRoutes.regenerateNspawnHooks, regenerateNspawnHooksResponseSchema, {}, { machine }),
   };
 }
 

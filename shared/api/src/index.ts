@@ -11,9 +11,16 @@ export {
 } from './host-root.js';
 export type { HostRootResponse, MigrateResponse } from './host-root.js';
 export { problemContentType, problemFromError, problemSchema } from './problem.js';
-export { apiRoutes, requestBodyLimitBytes, requestBodyLimitText } from './routes.js';
+export { apiRoutes, requestBodyLimitBytes, requestBodyLimitText, routePath } from './routes.js';
 export { resetRequestSchema } from './reset.js';
 export type { ResetRequest } from './reset.js';
+export { parseNspawnMachine } from './nspawn-machine.js';
+export {
+  nspawnMachineParamsSchema,
+  regenerateNspawnHooksRequestSchema,
+  regenerateNspawnHooksResponseSchema,
+} from './nspawn.js';
+export type { RegenerateNspawnHooksResponse } from './nspawn.js';
 export { statusResponseSchema } from './status.js';
 export type { StatusResponse } from './status.js';
 export { capabilities, versionInfoSchema } from './version.js';

@@ -13,6 +13,7 @@ export const apiRoutes = {
   operationEvents: { method: 'GET', url: '/v1/operations/:id/events' },
   recover: { method: 'POST', url: '/v1/recovery' },
   beginReset: { method: 'POST', url: '/v1/reset' },
+  regenerateNspawnHooks: { method: 'POST', url: '/v1/nspawn-machines/:machine/hooks' },
 } as const;
 
 /** One entry of {@link apiRoutes}. */

@@ -12,8 +12,16 @@ export {
   managedBinaryDir,
   movingMarkerName,
   nspawnLifecycleFile,
+  nspawnMachines,
   recoveryScriptFile,
   stagingSuffix,
 } from './names.js';
-export { hostPaths, hostPathsUnder, queuedRestartUnitPrefix, unitNames } from './paths.js';
+export {
+  hostPaths,
+  hostPathsUnder,
+  nspawnUnitNames,
+  queuedRestartUnitPrefix,
+  unitNames,
+} from './paths.js';
 export type { HostPaths } from './paths.js';
+export type { NspawnMachine } from './names.js';

@@ -23,6 +23,13 @@ export const lastGoodLinkFile = 'lib/aks-flex-node/aks-flex-node-last-good';
 export const recoveryScriptFile = 'lib/aks-flex-node/aks-flex-node-recovery.sh';
 /** The nspawn hooks' helper, installed from the running binary before hooks name it. */
 export const nspawnLifecycleFile = 'bin/unbounded-agent-nspawn-lifecycle';
+/**
+ * The nspawn machines the agent provisions, as the Go releases name them. No
+ * hook is written or run for any other name.
+ */
+export const nspawnMachines = ['kube1', 'kube2'] as const;
+/** One of {@link nspawnMachines}. */
+export type NspawnMachine = (typeof nspawnMachines)[number];
 /** The machines' DNS network helper, installed by the agent library. */
 export const localDnsNetworkFile = 'libexec/unbounded-localdns-network';
 

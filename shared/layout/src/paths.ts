@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { movingMarkerName } from './names.js';
+import { movingMarkerName, type NspawnMachine } from './names.js';
 
 /**
  * Every absolute path the product uses on a host. Functions take this object
@@ -82,6 +82,12 @@ export interface HostPaths {
    * the daemon dies. Replaces the abstract socket name any user could bind.
    */
   readonly daemonLock: string;
+  /**
+   * The agent library's state of each nspawn machine
+   * (`<machine>-nspawn-lifecycle.json`): whether it has GPUs to rewire after
+   * it starts. Written at provisioning; the hooks only read it.
+   */
+  readonly nspawnLifecycleStateDir: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -116,6 +122,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     credentialsDir: path.join(configDir, 'credentials'),
     downloadsDir: at('/var/lib/aks-flex-node/downloads'),
     daemonLock: path.join(runDir, 'daemon.lock'),
+    nspawnLifecycleStateDir: at('/etc/unbounded/agent'),
   };
 }
 
@@ -140,3 +147,10 @@ export const unitNames = {
  * because one that fires mid-reset starts the daemon again (spec daemon 8.4).
  */
 export const queuedRestartUnitPrefix = 'aks-flex-node-agent-upgrade-restart-';
+
+/** The units of one nspawn machine: the machine itself, and the oneshot that runs pre-start before it. */
+export const nspawnUnitNames = {
+  machine: (machine: NspawnMachine) => `systemd-nspawn@${machine}.service`,
+  regenerateConfig: (machine: NspawnMachine) =>
+    `unbounded-agent-regenerate-config@${machine}.service`,
+} as const;

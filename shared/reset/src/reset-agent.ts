@@ -137,5 +137,3 @@ const stopOrder: readonly string[] = [
   unitNames.recovery,
   unitNames.localDnsNetwork,
 ];
-
-

@@ -92,6 +92,7 @@ beforeEach(async () => {
     upgrades: unusedUpgrades,
     operations,
     reset,
+    nspawnHooks: { regenerate: unused },
     runMutation: (purpose, work) => queue.run(purpose, work),
     isActivationInProgress: () => Promise.resolve(queue.isBusy()),
     daemon: {

@@ -17,7 +17,12 @@ export interface ServiceAsset {
   mode: number;
 }
 
-function fillTemplate(name: string, template: string, fields: Record<string, string>): string {
+/** Fills a unit template's `{{field}}`s; a field the caller did not give is an error, never left in. */
+export function fillTemplate(
+  name: string,
+  template: string,
+  fields: Record<string, string>,
+): string {
   const filled = template.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => {
     const value = fields[key];
     if (value === undefined)

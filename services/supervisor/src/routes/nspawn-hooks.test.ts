@@ -1,0 +1,166 @@
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { problemSchema, regenerateNspawnHooksResponseSchema } from '@aks-flex-node/api';
+import { hostPathsUnder, type HostPaths } from '@aks-flex-node/layout';
+import { createSilentLogger, isNotFound } from '@aks-flex-node/log';
+import { nspawnHookFiles } from '@aks-flex-node/nspawn';
+import { buildApp } from '../app.js';
+import { createMutationQueue } from '../mutation-queue.js';
+import { createNspawnHooksService } from '../nspawn-hooks-service.js';
+import { createOperationRegistry } from '../upgrade/operation-registry.js';
+
+const unused = () => Promise.reject(new Error('not used by this test'));
+
+let tmp: string;
+let paths: HostPaths;
+let app: FastifyInstance;
+let reloads: number;
+let queue: ReturnType<typeof createMutationQueue>;
+
+beforeEach(async () => {
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'nspawn-route-'));
+  paths = hostPathsUnder(tmp);
+  reloads = 0;
+  const log = createSilentLogger();
+  const executable = path.join(tmp, 'running-agent');
+  await writeFile(executable, '#!/bin/sh\necho this-release\n', { mode: 0o755 });
+  queue = createMutationQueue({
+    lockPath: paths.activationLock,
+    goLockPath: paths.goUpgradeLock,
+    log,
+  });
+  app = await buildApp({
+    log,
+    version: { version: '1.2.3', commit: 'abc', arch: 'x64', node: '24', capabilities: [] },
+    hostRoot: { describe: unused, migrate: unused },
+    nspawnHooks: createNspawnHooksService({
+      paths,
+      log,
+      executable: () => Promise.resolve(executable),
+      systemctl: {
+        daemonReload: () => {
+          reloads += 1;
+          return Promise.resolve();
+        },
+      },
+    }),
+    upgrades: {
+      begin: unused,
+      get: unused,
+      judgeAtStart: unused,
+      recover: unused,
+      cancel: unused,
+      drain: () => Promise.resolve(),
+    },
+    reset: { begin: unused, drain: () => Promise.resolve() },
+    operations: createOperationRegistry(),
+    runMutation: (purpose, work) => queue.run(purpose, work),
+    isActivationInProgress: () => Promise.resolve(queue.isBusy()),
+    daemon: { pid: 1, startedAt: 0, executable, socket: 'self-bound', socketPath: paths.socket },
+    now: () => 0,
+  });
+});
+afterEach(async () => {
+  await app.close();
+  await rm(tmp, { recursive: true, force: true });
+});
+
+/** An earlier release's blue/green layout under the legacy root, not yet linked. */
+async function legacyInstall(): Promise<void> {
+  const slots = path.join(paths.legacy, 'lib/aks-flex-node');
+  await mkdir(slots, { recursive: true });
+  await writeFile(path.join(slots, 'aks-flex-node-blue'), 'old', { mode: 0o755 });
+  await symlink('aks-flex-node-blue', path.join(slots, 'aks-flex-node-current'));
+  await symlink('aks-flex-node-blue', path.join(slots, 'aks-flex-node-last-good'));
+}
+
+const hooksOf = (machine: string) => ({
+  method: 'POST' as const,
+  url: `/v1/nspawn-machines/${machine}/hooks`,
+  payload: {},
+});
+
+describe('POST /v1/nspawn-machines/:machine/hooks', () => {
+  it('daemon#6.3 migrates a legacy host first, then names the helper under the resolved root', async () => {
+    await legacyInstall();
+    const response = await app.inject(hooksOf('kube2'));
+    expect(response.statusCode, response.body).toBe(200);
+    const answer = regenerateNspawnHooksResponseSchema.parse(response.json());
+    const helper = path.join(paths.legacy, 'bin/unbounded-agent-nspawn-lifecycle');
+    expect(answer).toEqual({
+      machine: 'kube2',
+      migratedFrom: 'absent',
+      root: paths.legacy,
+      helper,
+      changed: true,
+      reloaded: true,
+    });
+    const files = nspawnHookFiles(paths, 'kube2');
+    expect(await readFile(files.regenerateConfigUnit, 'utf8')).toContain(
+      `ExecStart=${helper} nspawn-lifecycle pre-start kube2\n`,
+    );
+    expect(await readFile(files.overrideFile, 'utf8')).toContain(
+      `ExecStartPost=${helper} nspawn-lifecycle post-start kube2\n`,
+    );
+    expect(await readFile(helper, 'utf8')).toContain('this-release');
+    expect(reloads).toBe(1);
+
+    // Nothing changed the second time: no reload.
+    const again = regenerateNspawnHooksResponseSchema.parse(
+      (await app.inject(hooksOf('kube2'))).json(),
+    );
+    expect(again).toMatchObject({ migratedFrom: 'linked', changed: false, reloaded: false });
+    expect(reloads).toBe(1);
+  });
+
+  it('daemon#94 refuses an unknown machine with problem+json before anything runs', async () => {
+    const response = await app.inject(hooksOf('not-a-machine'));
+    expect(response.statusCode).toBe(400);
+    expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+    const problem = problemSchema.parse(response.json());
+    expect(problem.code).toBe('INVALID_ARGUMENT');
+    expect(problem.detail).toBe('unknown nspawn machine "not-a-machine"');
+    expect(problem.hint).toContain('kube1, kube2');
+    expect(await readdirOrEmpty(paths.unitDir)).toEqual([]);
+    expect(await readdirOrEmpty(paths.root)).toEqual([]);
+  });
+
+  it('refuses a body with fields and writes nothing', async () => {
+    const response = await app.inject({ ...hooksOf('kube1'), payload: { helper: '/tmp/x' } });
+    expect(response.statusCode).toBe(400);
+    expect(problemSchema.parse(response.json()).detail).toContain('helper');
+    expect(await readdirOrEmpty(paths.unitDir)).toEqual([]);
+  });
+
+  it('is refused with 409 while another mutation holds the queue', async () => {
+    let release: () => void = () => undefined;
+    let markStarted: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (markStarted = resolve));
+    const holding = queue.run(
+      'a test mutation',
+      () =>
+        new Promise<void>((resolve) => {
+          release = resolve;
+          markStarted();
+        }),
+    );
+    await started;
+    const response = await app.inject(hooksOf('kube1'));
+    release();
+    await holding;
+    expect(response.statusCode).toBe(409);
+    expect(problemSchema.parse(response.json()).code).toBe('ACTIVATION_IN_PROGRESS');
+    expect(await readdirOrEmpty(paths.unitDir)).toEqual([]);
+  });
+});
+
+/** A directory's entries; a directory never created has none. */
+async function readdirOrEmpty(dir: string): Promise<string[]> {
+  return readdir(dir).catch((error: unknown) => {
+    if (isNotFound(error)) return [];
+    throw error;
+  });
+}

@@ -1,0 +1,112 @@
+import { lstat } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+import path from 'node:path';
+import { fileSha256, installFile, makeIoError } from '@aks-flex-node/fs';
+import { resolveHostRoot, type HostRootPaths } from '@aks-flex-node/hostroot';
+import { nspawnLifecycleFile } from '@aks-flex-node/layout';
+import { isNotFound, type Logger } from '@aks-flex-node/log';
+
+/** The helper's path under a resolved root. */
+export function nspawnLifecycleHelperUnder(resolvedRoot: string): string {
+  return path.join(resolvedRoot, nspawnLifecycleFile);
+}
+
+/**
+ * Installs the running executable as the nspawn lifecycle helper under the
+ * host root as it resolves now (the legacy root on a linked host, the copy
+ * while moving, the legacy root again after an undo). It runs at every
+ * daemon start (upstream #378): a helper an earlier release left would
+ * regenerate hooks naming the paths that release knows. Returns the helper's
+ * path.
+ */
+export async function installNspawnLifecycleHelper(
+  paths: HostRootPaths,
+  log: Logger,
+  executable: string,
+): Promise<string> {
+  return installNspawnLifecycleHelperUnder(await resolveHostRoot(paths), log, executable);
+}
+
+/**
+ * The same under an explicit resolved root, for the move's unit rewriting,
+ * which is told the root it points the units at. The copy goes through a
+ * synced temp file renamed into place (0755), so a hook running the helper
+ * meanwhile runs the old file or the new one, never a partial one. A helper
+ * already identical to the executable is left as it is.
+ */
+export async function installNspawnLifecycleHelperUnder(
+  resolvedRoot: string,
+  log: Logger,
+  executable: string,
+): Promise<string> {
+  const helper = nspawnLifecycleHelperUnder(resolvedRoot);
+  if (await sameContent(helper, executable)) return helper;
+  await installFile(executable, helper, { mode: 0o755 });
+  log.info({ path: helper, from: executable }, 'installed the nspawn lifecycle helper');
+  return helper;
+}
+
+/** What identifies a file's content without reading it: if none of these changed, neither did the bytes. */
+interface FileIdentity {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+// Digests this process computed, by path and identity. Pre-start asks at
+// every machine start, and hashing a 130 MB helper and executable each time
+// would cost the machine's start more than half a second.
+const digests = new Map<string, { identity: FileIdentity; digest: string }>();
+
+function identityOf(info: Stats): FileIdentity {
+  return {
+    dev: info.dev,
+    ino: info.ino,
+    size: info.size,
+    mtimeMs: info.mtimeMs,
+    ctimeMs: info.ctimeMs,
+  };
+}
+
+function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
+  return (
+    a.dev === b.dev &&
+    a.ino === b.ino &&
+    a.size === b.size &&
+    a.mtimeMs === b.mtimeMs &&
+    a.ctimeMs === b.ctimeMs
+  );
+}
+
+/** The file's SHA-256, from the cache while its identity is unchanged. */
+async function digestOf(file: string, info: Stats): Promise<string> {
+  const identity = identityOf(info);
+  const cached = digests.get(file);
+  if (cached !== undefined && sameIdentity(cached.identity, identity)) return cached.digest;
+  const digest = await fileSha256(file);
+  digests.set(file, { identity, digest });
+  return digest;
+}
+
+async function statOf(file: string): Promise<Stats | undefined> {
+  try {
+    return await lstat(file);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw makeIoError('inspect', file, error);
+  }
+}
+
+/** Whether `helper` is already a regular 0755 file with the executable's bytes. */
+async function sameContent(helper: string, executable: string): Promise<boolean> {
+  const installed = await statOf(helper);
+  if (installed === undefined || !installed.isFile() || (installed.mode & 0o777) !== 0o755) {
+    return false;
+  }
+  const running = await statOf(executable);
+  // A missing executable fails in installFile, with the path named.
+  if (running === undefined) return false;
+  return (await digestOf(helper, installed)) === (await digestOf(executable, running));
+}

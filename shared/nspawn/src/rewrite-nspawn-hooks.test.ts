@@ -1,0 +1,105 @@
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { hostPathsUnder, type HostPaths } from '@aks-flex-node/layout';
+import { createSilentLogger } from '@aks-flex-node/log';
+import { installNspawnLifecycleHelper } from './install-nspawn-lifecycle-helper.js';
+import { nspawnHookFiles } from './nspawn-hook-files.js';
+import { machinesWithHooks, rewriteNspawnHooks } from './rewrite-nspawn-hooks.js';
+
+const log = createSilentLogger();
+
+describe('the nspawn lifecycle helper and hooks on a host', () => {
+  let tmp: string;
+  let paths: HostPaths;
+  let executable: string;
+  beforeEach(async () => {
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'nspawn-hooks-'));
+    paths = hostPathsUnder(tmp);
+    executable = path.join(tmp, 'running-agent');
+    await writeFile(executable, '#!/bin/sh\necho this-release\n', { mode: 0o755 });
+  });
+  afterEach(async () => {
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  it('daemon#6.1 installs the running executable under the root as it resolves (linked: /usr/local)', async () => {
+    await mkdir(paths.legacy, { recursive: true });
+    await mkdir(paths.parent, { recursive: true });
+    await symlink(paths.legacy, paths.root);
+    const helper = await installNspawnLifecycleHelper(paths, log, executable);
+    expect(helper).toBe(path.join(paths.legacy, 'bin/unbounded-agent-nspawn-lifecycle'));
+    expect(await readFile(helper, 'utf8')).toBe(await readFile(executable, 'utf8'));
+    expect((await stat(helper)).mode & 0o777).toBe(0o755);
+  });
+
+  it('#378 replaces a helper an earlier release left, and repairs its mode', async () => {
+    const helper = path.join(paths.root, 'bin/unbounded-agent-nspawn-lifecycle');
+    await mkdir(path.dirname(helper), { recursive: true });
+    await writeFile(helper, '#!/bin/sh\necho earlier-release\n', { mode: 0o755 });
+    await installNspawnLifecycleHelper(paths, log, executable);
+    expect(await readFile(helper, 'utf8')).toContain('this-release');
+    await chmod(helper, 0o644);
+    await installNspawnLifecycleHelper(paths, log, executable);
+    expect((await stat(helper)).mode & 0o777).toBe(0o755);
+  });
+
+  it('a helper changed in place after it was checked is found and replaced', async () => {
+    const helper = await installNspawnLifecycleHelper(paths, log, executable);
+    // Checked again: identical, and the digests are now remembered.
+    await installNspawnLifecycleHelper(paths, log, executable);
+    await writeFile(helper, '#!/bin/sh\necho tampered\n');
+    await installNspawnLifecycleHelper(paths, log, executable);
+    expect(await readFile(helper, 'utf8')).toContain('this-release');
+  });
+
+  it('daemon#6.4 writes no hooks on a host without machines, but installs the helper', async () => {
+    const result = await rewriteNspawnHooks(paths.root, paths, log, { executable });
+    expect(result).toEqual({
+      helper: path.join(paths.root, 'bin/unbounded-agent-nspawn-lifecycle'),
+      machines: [],
+      changed: false,
+    });
+    expect(await readFile(result.helper, 'utf8')).toContain('this-release');
+  });
+
+  it('daemon#5.2 rewrites the hooks of the machines that have them to name the helper under the new root', async () => {
+    const legacyHelper = path.join(paths.legacy, 'bin/unbounded-agent-nspawn-lifecycle');
+    const first = await rewriteNspawnHooks(paths.legacy, paths, log, {
+      executable,
+      machines: ['kube2'],
+    });
+    expect(first.changed).toBe(true);
+    expect(await machinesWithHooks(paths)).toEqual(['kube2']);
+    const files = nspawnHookFiles(paths, 'kube2');
+    expect(await readFile(files.overrideFile, 'utf8')).toContain(
+      `${legacyHelper} nspawn-lifecycle`,
+    );
+
+    const moved = await rewriteNspawnHooks(paths.root, paths, log, { executable });
+    const movedHelper = path.join(paths.root, 'bin/unbounded-agent-nspawn-lifecycle');
+    expect(moved).toEqual({ helper: movedHelper, machines: ['kube2'], changed: true });
+    for (const file of [files.regenerateConfigUnit, files.overrideFile]) {
+      const content = await readFile(file, 'utf8');
+      expect(content).toContain(`${movedHelper} nspawn-lifecycle`);
+      expect(content).not.toContain(paths.legacy);
+    }
+    // The hooks never name a helper that is not there.
+    expect(await readFile(movedHelper, 'utf8')).toContain('this-release');
+    // Idempotent: the same root again changes nothing.
+    expect((await rewriteNspawnHooks(paths.root, paths, log, { executable })).changed).toBe(false);
+    // kube1 has no hooks and gets none.
+    expect(await machinesWithHooks(paths)).toEqual(['kube2']);
+  });
+
+  it('a missing executable fails before any hook names the helper', async () => {
+    await expect(
+      rewriteNspawnHooks(paths.root, paths, log, {
+        executable: path.join(tmp, 'gone'),
+        machines: ['kube1'],
+      }),
+    ).rejects.toMatchObject({ code: 'HOST_ROOT_IO' });
+    expect(await machinesWithHooks(paths)).toEqual([]);
+  });
+});
