@@ -5,7 +5,7 @@ import {
   type FastifyInstance,
   type FastifyServerFactory,
 } from 'fastify';
-import { requestBodyLimitBytes } from '@aks-flex-node/api';
+import { apiRoutes, requestBodyLimitBytes } from '@aks-flex-node/api';
 import type { SupervisorDeps } from './deps.js';
 import { handleError } from './error-handler.js';
 import { agentUpgradeRoutes } from './routes/agent-upgrades.js';
@@ -54,6 +54,16 @@ export async function buildApp(
       reply,
     ),
   );
+  // The startup gate: reads are always served; a change is refused at once
+  // while the daemon starts, moves its files or waits to be replaced, never
+  // left waiting. Recovery is exempt: it is what brings back a failed upgrade.
+  app.addHook('onRequest', (request, _reply, done) => {
+    const exempt =
+      request.method === 'GET' ||
+      request.method === 'HEAD' ||
+      request.routeOptions.url === apiRoutes.recover.url;
+    done(exempt ? undefined : deps.startup.refusal(`${request.method} ${request.url}`));
+  });
   await app.register(statusRoutes(deps));
   await app.register(hostRootRoutes(deps));
   await app.register(agentUpgradeRoutes(deps));

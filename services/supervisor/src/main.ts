@@ -1,6 +1,7 @@
 import { convergeHostInstall, guardLegacySeed } from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { readAgentConfig } from '@aks-flex-node/config';
+import { hostRootState, recordDigest, resolveHostRoot } from '@aks-flex-node/hostroot';
 import { hostPaths } from '@aks-flex-node/layout';
 import { isActivationLockHeld } from '@aks-flex-node/lock';
 import { createLogger } from '@aks-flex-node/log';
@@ -8,6 +9,9 @@ import { createHost } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
 import { createHostRootService } from './host-root-service.js';
 import { createMutationQueue } from './mutation-queue.js';
+import { createDaemonMoveHost } from './startup/daemon-move-host.js';
+import { runStartSequence } from './startup/start-sequence.js';
+import { createStartupGate } from './startup/startup-gate.js';
 import { createStopRequest, runDaemon, waitForStopSignal } from './run-daemon.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
 import { createReleaseArchives } from './upgrade/release-archives.js';
@@ -63,6 +67,18 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     host,
   });
   const hostRoot = createHostRootService(paths, log);
+  const gate = createStartupGate();
+  const moveHost = createDaemonMoveHost({
+    paths,
+    log,
+    restart,
+    ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
+    // The nspawn lifecycle step (helper from the running binary, then the
+    // hooks and the LocalDNS unit) joins here once services/nspawn-lifecycle
+    // provides it: `refreshNspawnHooks: (root) => …`.
+  });
+  // Resolved after Migrate: the root this daemon's paths name.
+  let startupRoot = paths.root;
   return runDaemon({
     paths,
     log,
@@ -70,13 +86,34 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     stopSignal: stop.requested,
     upgrades,
     prepareHost: async () => {
+      const executable = await host.runningExecutable();
       await convergeHostInstall({
         paths,
         log,
-        executable: await host.runningExecutable(),
+        executable,
         ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
       });
+      startupRoot = await resolveHostRoot(paths);
+      // Every daemon that runs on a linked host records itself: the move
+      // waits until current and last-good are both binaries that know the root.
+      if ((await hostRootState(paths)) === 'linked') {
+        await recordDigest(paths.digestRecord, executable);
+      }
     },
+    startSequence: (stopped) =>
+      runStartSequence(
+        {
+          paths,
+          log,
+          gate,
+          judge: () => upgrades.judgeAtStart(),
+          queue,
+          moveHost,
+          startupRoot,
+          sleep: (ms, signal) => host.sleep(ms, signal),
+        },
+        stopped,
+      ),
     buildApp: async (daemon) =>
       buildApp({
         log,
@@ -85,6 +122,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         upgrades,
         operations,
         runMutation: (purpose, work) => queue.run(purpose, work),
+        startup: gate,
         isActivationInProgress: async () =>
           queue.isBusy() || (await isActivationLockHeld(paths.activationLock)),
         daemon: {

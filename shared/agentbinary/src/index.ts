@@ -4,6 +4,7 @@ export { maxCandidateBytes, snapshotCandidate } from './activation/snapshot-cand
 export { agentBinaryPathsUnder } from './agent-binary-paths.js';
 export type { AgentBinaryPaths } from './agent-binary-paths.js';
 export { convergeHostInstall } from './install/converge-host-install.js';
+export { renderServiceAssets, writeServiceAssets } from './install/service-assets.js';
 export { resolveIfPresent } from './resolve-link.js';
 export { readUpgradeSignal } from './signal/upgrade-signal-file.js';
 export { candidateSlotFor } from './upgrade/candidate-slot.js';

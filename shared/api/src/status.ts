@@ -18,5 +18,16 @@ export const statusResponseSchema = z.strictObject({
   hostRoot: hostRootResponseSchema,
   /** Whether an activation (upgrade, move, reset) holds the lock right now. */
   activationInProgress: z.boolean(),
+  /**
+   * The startup gate: `shut` while the daemon starts, moves its files or
+   * waits to be replaced (changes are refused with DAEMON_NOT_READY), with
+   * the reason; when `open`, `reason` says why the host was not moved. `move`
+   * is what the host-root move did at this start.
+   */
+  startup: z.strictObject({
+    gate: z.enum(['open', 'shut']),
+    reason: z.string().optional(),
+    move: z.string().optional(),
+  }),
 });
 export type StatusResponse = z.infer<typeof statusResponseSchema>;

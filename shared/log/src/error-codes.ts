@@ -25,6 +25,9 @@ export const errorCodes = {
   NOT_EXECUTABLE: 'a binary does not run where it is installed',
   SYSTEMD_FAILED: 'a systemctl command failed',
   INTERNAL: 'an unexpected internal error',
+  // Daemon start-up
+  DAEMON_NOT_READY:
+    'the daemon serves reads but takes no changes yet: it is starting, moving its files or waiting to be replaced',
 } as const;
 
 /** A stable error code from {@link errorCodes}. */
