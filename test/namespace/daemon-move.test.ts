@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { facts, namespaceUnavailable, runOnPrivateHost } from './private-host.js';
+
+const unavailable = namespaceUnavailable();
+if (unavailable !== undefined) console.warn(`SKIPPED test/namespace/daemon-move: ${unavailable}`);
+
+// A host an earlier release left: this build's blue/green layout under
+// /usr/local (so current and last-good both know the host root), a regular
+// copy in /usr/local/bin as install scripts seed it, and an agent unit that
+// names /usr/local. The daemon runs by hand: a restart it queues stops it,
+// and the script starts it again from what the unit names, as systemd would.
+const legacyHost = String.raw`
+legacy_install
+rm /usr/local/bin/aks-flex-node
+cp "$BINARY" /usr/local/bin/aks-flex-node
+mkdir -p /etc/systemd/system
+printf '[Service]\nExecStart=/usr/local/lib/aks-flex-node/aks-flex-node-current agent --config /etc/aks-flex-node/config.json\n' \
+  > /etc/systemd/system/aks-flex-node-agent.service
+echo '{}' > /etc/cfg.json
+unit_binary() { sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' /etc/systemd/system/aks-flex-node-agent.service; }
+pid=
+run_daemon_until_exit_or_gate() { # prefix binary -> prints <prefix>_exited=<code> or <prefix>_gate=open
+  local prefix=$1; shift
+  "$1" agent --config /etc/cfg.json >>/tmp/daemon.log 2>&1 &
+  pid=$!
+  for _ in $(seq 1 300); do
+    if ! kill -0 "$pid" 2>/dev/null; then set +e; wait "$pid"; code=$?; set -e; echo "$prefix"_exited=$code; return 0; fi
+    if curl -s --unix-socket /run/aks-flex-node/agent.sock http://agent/v1/status 2>/dev/null | grep -q '"gate":"open"'; then
+      echo "$prefix"_gate=open; return 0
+    fi
+    sleep 0.1
+  done
+  echo "neither exited nor opened" >&2; cat /tmp/daemon.log >&2; return 1
+}
+trap '[ -z "$pid" ] || kill -TERM "$pid" 2>/dev/null || true' EXIT
+`;
+
+describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () => {
+  it('pass 1 from /usr/local queues its restart; pass 2 from the copy finishes; the seed goes only then', () => {
+    const run = runOnPrivateHost(
+      String.raw`${legacyHost}
+      run_daemon_until_exit_or_gate pass1 /usr/local/lib/aks-flex-node/aks-flex-node-current
+      echo "after1_state=$(test -L /opt/unbounded/agent && echo link || echo dir) marker=$(test -e /opt/unbounded/agent/.moving && echo yes || echo no)"
+      echo "after1_unit=$(unit_binary)"
+      echo "after1_legacy=$(test -e /usr/local/lib/aks-flex-node/aks-flex-node-blue && echo kept || echo gone) seed=$(test -f /usr/local/bin/aks-flex-node && echo kept || echo gone)"
+      "$(unit_binary)" version >/dev/null && echo after1_unit_runs=yes
+      run_daemon_until_exit_or_gate pass2 "$(unit_binary)"
+      "$BINARY" status --json > /tmp/status.json
+      echo "status_state=$(jq -r .hostRoot.state /tmp/status.json) move=$(jq -r .startup.move /tmp/status.json)"
+      echo "after2_legacy=$(ls /usr/local/lib | tr '\n' ' ')x seed=$(test -e /usr/local/bin/aks-flex-node && echo kept || echo gone)"
+      echo "after2_unit=$(unit_binary) record=$(test -e /etc/aks-flex-node/host-root-agents && echo kept || echo gone)"
+      echo "units_naming_usr_local=$(grep -l /usr/local /etc/systemd/system/*.service | wc -l)"
+      "$(unit_binary)" version >/dev/null && echo after2_unit_runs=yes`,
+      180_000,
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const seen = facts(run.stdout);
+    expect(seen).toMatchObject({
+      pass1_exited: '0',
+      after1_state: 'dir marker=yes',
+      after1_unit: '/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current',
+      after1_legacy: 'kept seed=kept',
+      after1_unit_runs: 'yes',
+      pass2_gate: 'open',
+      status_state: 'installed move=moved',
+      after2_legacy: 'x seed=gone',
+      after2_unit: '/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current record=gone',
+      units_naming_usr_local: '0',
+      after2_unit_runs: 'yes',
+    });
+  });
+
+  it('/opt mounted noexec: the host stays linked with nothing copied, and status names the mount', () => {
+    const run = runOnPrivateHost(
+      String.raw`${legacyHost}
+      mount -o remount,noexec /opt
+      run_daemon_until_exit_or_gate start /usr/local/lib/aks-flex-node/aks-flex-node-current
+      "$BINARY" status --json > /tmp/status.json
+      echo "move=$(jq -r .startup.move /tmp/status.json)"
+      echo "reason=$(jq -r .startup.reason /tmp/status.json)"
+      echo "root=$(readlink /opt/unbounded/agent) staging=$(test -e /opt/unbounded/agent.staging && echo yes || echo no)"
+      echo "opt_files=$(find /opt -mindepth 1 | wc -l)"
+      echo "unit=$(unit_binary)"`,
+      120_000,
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const seen = facts(run.stdout);
+    expect(seen).toMatchObject({
+      start_gate: 'open',
+      move: 'skipped-noexec',
+      root: '/usr/local staging=no',
+      // /opt/unbounded and the link: nothing copied.
+      opt_files: '2',
+      unit: '/usr/local/lib/aks-flex-node/aks-flex-node-current',
+    });
+    expect(seen.reason).toMatch(/\/opt is mounted noexec/);
+  });
+});
