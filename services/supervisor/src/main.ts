@@ -1,4 +1,8 @@
-import { convergeHostInstall, guardLegacySeed } from '@aks-flex-node/agentbinary';
+import {
+  convergeHostInstall,
+  guardLegacySeed,
+  refuseUnfinishedMove,
+} from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { readAgentConfig } from '@aks-flex-node/config';
 import { hostRootState, recordDigest, resolveHostRoot } from '@aks-flex-node/hostroot';
@@ -10,6 +14,7 @@ import { buildApp } from './app.js';
 import { createHostRootService } from './host-root-service.js';
 import { createMutationQueue } from './mutation-queue.js';
 import { createDaemonMoveHost } from './startup/daemon-move-host.js';
+import { monotonicMs, recordAgentStart } from './upgrade/start-limit.js';
 import { runStartSequence } from './startup/start-sequence.js';
 import { createStartupGate } from './startup/startup-gate.js';
 import { createStopRequest, runDaemon, waitForStopSignal } from './run-daemon.js';
@@ -49,7 +54,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   // debugging) it only serves, and a restart stops it for its caller to rerun.
   const managedBySystemd = process.env.INVOCATION_ID !== undefined;
   const restart = managedBySystemd
-    ? createSystemdRestartExecutor(log)
+    ? createSystemdRestartExecutor(log, undefined, { startsFile: paths.agentStarts })
     : createSelfExitRestartExecutor(log, stop.request);
   const queue = createMutationQueue({ lockPath: paths.activationLock, log });
   const operations = createOperationRegistry();
@@ -63,7 +68,12 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       createReleaseArchives(paths.downloadsDir),
       createStagedBinaries(),
     ),
-    guard: () => guardLegacySeed(paths, log),
+    // Before anything is staged: an unfinished move's legacy files are a whole
+    // installation an earlier release would run from; then the legacy seed.
+    guard: async () => {
+      await refuseUnfinishedMove(paths);
+      await guardLegacySeed(paths, log);
+    },
     host,
   });
   const hostRoot = createHostRootService(paths, log);
@@ -86,6 +96,9 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     stopSignal: stop.requested,
     upgrades,
     prepareHost: async () => {
+      // Each start under systemd is one its start limit counts; recorded so a
+      // planned restart can be spaced where reset-failed is refused.
+      if (managedBySystemd) await recordAgentStart(paths.agentStarts, monotonicMs());
       const executable = await host.runningExecutable();
       await convergeHostInstall({
         paths,
@@ -111,6 +124,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
           moveHost,
           startupRoot,
           sleep: (ms, signal) => host.sleep(ms, signal),
+          restartDelayMs: () => restart.pendingDelayMs(),
         },
         stopped,
       ),

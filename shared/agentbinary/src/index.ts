@@ -10,6 +10,7 @@ export { readUpgradeSignal } from './signal/upgrade-signal-file.js';
 export { candidateSlotFor } from './upgrade/candidate-slot.js';
 export { inspectCandidate } from './upgrade/inspect-candidate.js';
 export { guardLegacySeed } from './upgrade/legacy-seed-guard.js';
+export { refuseUnfinishedMove } from './activation/refuse-unfinished-move.js';
 export { daemonInstanceId } from './upgrade/instance-id.js';
 export { judgeStartedUpgrade } from './upgrade/judge-started-upgrade.js';
 export type { JudgeOutcome } from './upgrade/judge-started-upgrade.js';

@@ -76,6 +76,8 @@ export interface HostPaths {
    * a tmpfs /tmp.
    */
   readonly downloadsDir: string;
+  /** Monotonic times of the agent unit's recent daemon starts (tmpfs: a reboot clears it, as it clears systemd's counter). */
+  readonly agentStarts: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -109,6 +111,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     firstBootBaseConfig: path.join(configDir, 'first-boot', 'base-config.json'),
     credentialsDir: path.join(configDir, 'credentials'),
     downloadsDir: at('/var/lib/aks-flex-node/downloads'),
+    agentStarts: path.join(runDir, 'agent-starts'),
   };
 }
 

@@ -32,6 +32,8 @@ export interface StartSequenceDeps {
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   holdMs?: number;
   retryMs?: number;
+  /** Milliseconds until the restart this daemon queued fires: a spaced restart extends the hold past it. */
+  restartDelayMs?: () => number;
 }
 
 /**
@@ -172,7 +174,10 @@ async function holdAndExit(
   reason: string,
   stopped: AbortSignal,
 ): Promise<string | undefined> {
-  const holdMs = deps.holdMs ?? holdForReplacementMs;
+  // A restart spaced to stay inside the start limit must fire before the
+  // hold ends, or the exit's Restart= would add a start the spacing avoided.
+  const spaced = deps.restartDelayMs?.() ?? 0;
+  const holdMs = Math.max(deps.holdMs ?? holdForReplacementMs, spaced === 0 ? 0 : spaced + 30_000);
   deps.gate.hold(
     reason,
     'restart the agent (`systemctl restart aks-flex-node-agent`) so the next daemon finishes; this one exits by itself within 2 minutes',

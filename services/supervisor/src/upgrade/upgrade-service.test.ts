@@ -32,6 +32,7 @@ async function newService(guard: () => Promise<void> = () => Promise.resolve()) 
     queue,
     registry: createOperationRegistry(),
     restart: {
+      pendingDelayMs: () => 0,
       scheduleRestart: (reason) => {
         restarts.push(reason);
         return Promise.resolve();
