@@ -44,6 +44,8 @@ describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () 
     const run = runOnPrivateHost(
       String.raw`${legacyHost}
       mount -o remount,noexec /opt
+      set +e; "$BINARY" preflight > /tmp/preflight.out 2>&1; echo "preflight_exit=$?"; set -e
+      sed 's/^/preflight: /' /tmp/preflight.out
       run_daemon_until_exit_or_gate start /usr/local/lib/aks-flex-node/aks-flex-node-current
       "$BINARY" status --json > /tmp/status.json
       echo "move=$(jq -r .startup.move /tmp/status.json)"
@@ -64,5 +66,23 @@ describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () 
       unit: '/usr/local/lib/aks-flex-node/aks-flex-node-current',
     });
     expect(seen.reason).toMatch(/\/opt is mounted noexec/);
+    expect(seen.preflight_exit).toBe('1');
+    expect(run.stdout).toMatch(
+      /^preflight: ERROR install-dir: agent install directory \/opt\/unbounded\/agent\/bin would be on \/opt, which is mounted noexec/m,
+    );
+  });
+
+  it('preflight fails on a fresh host whose /opt cannot be written, naming the directory', () => {
+    const run = runOnPrivateHost(String.raw`
+      mount -o remount,ro /opt
+      set +e; "$BINARY" preflight; echo "preflight_exit=$?"; set -e
+      mount -o remount,rw /opt
+      "$BINARY" preflight --json | tail -1 > /tmp/ok.json
+      echo "ok=$(jq -r .ok /tmp/ok.json)"`);
+    expect(run.status, run.stderr).toBe(0);
+    expect(facts(run.stdout)).toMatchObject({ preflight_exit: '1', ok: 'true' });
+    expect(run.stdout).toMatch(
+      /^ERROR install-dir: agent install directory \/opt\/unbounded\/agent\/bin cannot be created under \/opt/m,
+    );
   });
 });

@@ -154,10 +154,16 @@ start_daemon() { # [binary]
   daemon_pid=$!
   # Answering is not enough: changes are refused until the startup gate opens
   # (after the stability interval, the judgement and the move).
+  # A daemon that answered and then exited to restart (a rollback it judged) is fine too.
+  local answered=
   for _ in $(seq 1 300); do
-    "$BINARY" status --json 2>/dev/null | grep -q '"gate":"open"' && return 0
+    if status=$("$BINARY" status --json 2>/dev/null); then
+      answered=yes
+      case "$status" in *'"gate":"open"'*) return 0 ;; esac
+    fi
     if ! kill -0 "$daemon_pid" 2>/dev/null; then
       [ -n "${D}{ARM:-}" ] && return 0
+      [ -n "$answered" ] && return 0
       break
     fi
     sleep 0.1

@@ -19,6 +19,7 @@ const commands: Record<string, () => Promise<(args: string[]) => Promise<number>
     (await import('./commands/recover-agent-upgrade.js')).runRecoverAgentUpgrade,
   'guard-agent-upgrade': async () =>
     (await import('./commands/guard-agent-upgrade.js')).runGuardAgentUpgrade,
+  preflight: async () => (await import('./commands/preflight.js')).runPreflight,
   help: () => Promise.resolve(runHelp),
 };
 
@@ -49,6 +50,7 @@ commands:
                                    activate a binary already on the host (--preflight: plan only)
   recover-agent-upgrade --message TEXT
                                    restore last-good after a failed upgrade (the recovery unit runs it)
+  preflight [--json]               check the host before an install, changing nothing
   agent --config PATH              run the daemon (as the agent unit does)
   help                             print this text
 

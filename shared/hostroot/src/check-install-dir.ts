@@ -1,0 +1,61 @@
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import { exists, mountFacts } from '@aks-flex-node/fs';
+import type { HostRootPaths } from './host-root-paths.js';
+import { plannedHostRoot } from './planned-host-root.js';
+
+/** One preflight check's verdict. */
+export interface PreflightCheck {
+  name: string;
+  level: 'ok' | 'warning' | 'error';
+  message: string;
+}
+
+/**
+ * The install-dir preflight (spec daemon §7.3): the planned `bin` directory
+ * must be creatable (its nearest existing ancestor writable) and on a
+ * filesystem that can run programs, since installing the binary there is the
+ * first thing that happens and would fail with a worse message. Reads only:
+ * it plans against the root this host will resolve, without migrating.
+ */
+export async function checkInstallDir(
+  paths: HostRootPaths,
+  markers: readonly string[],
+): Promise<PreflightCheck> {
+  const name = 'install-dir';
+  const dir = path.join(await plannedHostRoot(paths, markers), 'bin');
+  let ancestor = dir;
+  while (!(await exists(ancestor)) && path.dirname(ancestor) !== ancestor) {
+    ancestor = path.dirname(ancestor);
+  }
+  try {
+    await access(ancestor, constants.W_OK);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return {
+      name,
+      level: 'error',
+      message: `agent install directory ${dir} cannot be created under ${ancestor}, which is required to install the agent: ${why}`,
+    };
+  }
+  let mount;
+  try {
+    mount = await mountFacts(ancestor);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return {
+      name,
+      level: 'warning',
+      message: `could not tell whether ${ancestor} is mounted noexec: ${why}`,
+    };
+  }
+  if (mount.noexec) {
+    return {
+      name,
+      level: 'error',
+      message: `agent install directory ${dir} would be on ${mount.mountPoint}, which is mounted noexec, so the agent could not run from it; remount ${mount.mountPoint} without noexec`,
+    };
+  }
+  return { name, level: 'ok', message: `${dir} can be created and run programs` };
+}
