@@ -12,7 +12,7 @@ export {
 export type { HostRootResponse, MigrateResponse } from './host-root.js';
 export { problemContentType, problemFromError, problemSchema } from './problem.js';
 export { apiRoutes, requestBodyLimitBytes, requestBodyLimitText } from './routes.js';
-export { statusResponseSchema } from './status.js';
+export { daemonStartingReason, statusResponseSchema } from './status.js';
 export type { StatusResponse } from './status.js';
 export { capabilities, versionInfoSchema } from './version.js';
 export type { VersionInfo } from './version.js';

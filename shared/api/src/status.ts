@@ -2,6 +2,10 @@ import { z } from 'zod';
 import { hostRootResponseSchema } from './host-root.js';
 import { versionInfoSchema } from './version.js';
 
+/** The startup gate's reason while the daemon starts: the one shut gate a client may wait out. */
+export const daemonStartingReason =
+  'the daemon is starting: it judges a pending AgentUpgrade and moves its files first';
+
 /** `GET /v1/status`: what the running daemon is and where its files are. */
 export const statusResponseSchema = z.strictObject({
   daemon: z.strictObject({

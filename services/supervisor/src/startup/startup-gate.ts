@@ -1,3 +1,4 @@
+import { daemonStartingReason } from '@aks-flex-node/api';
 import { AgentError } from '@aks-flex-node/log';
 
 /** What `status` shows of the daemon's start: whether it takes changes, and what the move did. */
@@ -27,8 +28,6 @@ export interface StartupGate {
   view(): StartupView;
 }
 
-const startingReason =
-  'the daemon is starting: it judges a pending AgentUpgrade and moves its files first';
 const startingHint =
   'retry in a few seconds; `aks-flex-node status` shows when the daemon takes changes';
 
@@ -36,7 +35,7 @@ const startingHint =
 export function createStartupGate(): StartupGate {
   let state: { gate: 'open'; note?: string } | { gate: 'shut'; reason: string; hint: string } = {
     gate: 'shut',
-    reason: startingReason,
+    reason: daemonStartingReason,
     hint: startingHint,
   };
   let move: string | undefined;
