@@ -5,61 +5,23 @@ import { describeWithProduct } from './harness/describe-with-product.js';
 import type { Host, ReleaseArchive } from './harness/index.js';
 import {
   buildSecondRelease,
-  copyIn,
   copyReleaseIn,
   createReleaseDir,
   formatCommandResult,
-  layOutFixture,
   readProductStatus,
   runAgentUpgrade,
   runOrThrow,
   waitForUnitState,
   withHost,
 } from './harness/index.js';
-import { productBinary } from './harness/product.js';
+import { switchInOverLegacyRelease } from './harness/legacy-host.js';
 
 // A host as a release before the host root left it, taken over by this build
 // through the old daemon's AgentUpgrade (linked, not moved: last-good still
 // predates the host root), then moved into a real /opt/unbounded/agent by an
 // AgentUpgrade to a second build, and kept there across a reboot.
 const secondVersion = '0.2.0-e2e';
-const legacyLib = '/usr/local/lib/aks-flex-node';
 const movedLib = '/opt/unbounded/agent/lib/aks-flex-node';
-
-// The earlier release, as far as this host can tell: it answers `version`
-// without --json or a host-root capability, and as a daemon it just runs.
-const standIn = `#!/bin/sh
-case "$1" in
-  version) echo "aks-flex-node v0.9.0" ;;
-  agent|daemon) exec sleep infinity ;;
-  *) echo "unknown command $1" >&2; exit 1 ;;
-esac
-`;
-
-// The units the earlier release wrote, naming /usr/local.
-const olderAgentUnit = `[Unit]
-Description=AKS Flex Node Agent
-After=network-online.target
-OnFailure=aks-flex-node-agent-recovery.service
-StartLimitIntervalSec=300
-StartLimitBurst=5
-
-[Service]
-Type=simple
-ExecStart=${legacyLib}/aks-flex-node-current agent --config /etc/aks-flex-node/config.json
-Restart=on-failure
-RestartSec=30
-
-[Install]
-WantedBy=multi-user.target
-`;
-const olderRecoveryUnit = `[Unit]
-Description=Recover AKS Flex Node Agent to last-known-good binary
-
-[Service]
-Type=oneshot
-ExecStart=${legacyLib}/aks-flex-node-recovery.sh
-`;
 
 async function status(host: Host): Promise<StatusResponse> {
   return statusResponseSchema.parse(await readProductStatus(host));
@@ -102,31 +64,7 @@ describeWithProduct('product: a legacy host taken over, then moved', () => {
 
   it('linked after this build is switched in; moved by the next AgentUpgrade; still there after a reboot', async () => {
     await withHost({ variant: 'plain', name: 'legacy-move' }, async (host) => {
-      // The earlier release's layout, after its AgentUpgrade switched this build into green.
-      await layOutFixture(host, {
-        [`${legacyLib}/aks-flex-node-blue`]: { kind: 'file', content: standIn, mode: 0o755 },
-        [`${legacyLib}/aks-flex-node-current`]: {
-          kind: 'symlink',
-          target: `${legacyLib}/aks-flex-node-green`,
-        },
-        [`${legacyLib}/aks-flex-node-last-good`]: {
-          kind: 'symlink',
-          target: `${legacyLib}/aks-flex-node-blue`,
-        },
-        '/etc/aks-flex-node/config.json': { kind: 'file', content: '{}\n', mode: 0o600 },
-        '/etc/systemd/system/aks-flex-node-agent.service': {
-          kind: 'file',
-          content: olderAgentUnit,
-        },
-        '/etc/systemd/system/aks-flex-node-agent-recovery.service': {
-          kind: 'file',
-          content: olderRecoveryUnit,
-        },
-      });
-      await copyIn(host, productBinary, `${legacyLib}/aks-flex-node-green`, 0o755);
-      await copyIn(host, productBinary, '/usr/local/bin/aks-flex-node', 0o755);
-      await runOrThrow(host, ['systemctl', 'daemon-reload']);
-      await runOrThrow(host, ['systemctl', 'enable', '--now', 'aks-flex-node-agent.service']);
+      await switchInOverLegacyRelease(host);
       await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
 
       // Taken over: linked, not moved, because last-good predates the host root.

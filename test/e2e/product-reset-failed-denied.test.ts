@@ -94,7 +94,9 @@ describeWithProduct('product: planned restarts with reset-failed refused', () =>
       ]);
       expect(shown.stdout).toContain('Result=success');
       const journal = await readJournal(host, 'aks-flex-node-agent.service', 5000);
-      expect(journal).toContain('queued a restart of the agent unit, spaced to stay inside its start limit');
+      expect(journal).toContain(
+        'queued a restart of the agent unit, spaced to stay inside its start limit',
+      );
       expect(journal).not.toMatch(/Start request repeated too quickly/);
     });
   }, 1_500_000);
