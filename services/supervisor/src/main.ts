@@ -83,9 +83,12 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     log,
     restart,
     ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
-    // The nspawn lifecycle step (helper from the running binary, then the
-    // hooks and the LocalDNS unit) joins here once services/nspawn-lifecycle
-    // provides it: `refreshNspawnHooks: (root) => …`.
+    // NSPAWN STEP (not wired on this branch): shared/nspawn (branch
+    // issue-9-nspawn) provides it; once merged this becomes
+    //   refreshNspawnHooks: async (root) => {
+    //     await rewriteNspawnHooks(root, paths, log, { executable: await host.runningExecutable() });
+    //   },
+    // Until then rewriteUnits logs that the nspawn hooks were not rewritten.
   });
   // Resolved after Migrate: the root this daemon's paths name.
   let startupRoot = paths.root;
@@ -107,6 +110,9 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
       });
       startupRoot = await resolveHostRoot(paths);
+      // NSPAWN STEP (not wired on this branch): the helper is installed from the
+      // running binary at every start (upstream #378), with issue-9-nspawn's
+      // `installNspawnLifecycleHelper(paths, log, executable)`, here.
       // Every daemon that runs on a linked host records itself: the move
       // waits until current and last-good are both binaries that know the root.
       if ((await hostRootState(paths)) === 'linked') {
