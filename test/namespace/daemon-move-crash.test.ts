@@ -89,5 +89,5 @@ describe.skipIf(unavailable !== undefined)('the daemon killed during the move', 
       ].join('\n'),
     );
     expect(failures).toEqual([]);
-  });
+  }, 1_800_000);
 });

@@ -66,9 +66,19 @@ describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () 
       unit: '/usr/local/lib/aks-flex-node/aks-flex-node-current',
     });
     expect(seen.reason).toMatch(/\/opt is mounted noexec/);
-    expect(seen.preflight_exit).toBe('1');
+    // Linked, the agent installs and runs from /usr/local: preflight passes, and warns that it stays there.
+    expect(seen.preflight_exit).toBe('0');
+    expect(run.stdout).toMatch(/^preflight: WARNING move-target: \/opt is mounted noexec/m);
+  });
+
+  it('preflight fails on a fresh host whose /opt is mounted noexec, naming the mount', () => {
+    const run = runOnPrivateHost(String.raw`
+      mount -o remount,noexec /opt
+      set +e; "$BINARY" preflight; echo "preflight_exit=$?"; set -e`);
+    expect(run.status, run.stderr).toBe(0);
+    expect(facts(run.stdout)).toMatchObject({ preflight_exit: '1' });
     expect(run.stdout).toMatch(
-      /^preflight: ERROR install-dir: agent install directory \/opt\/unbounded\/agent\/bin would be on \/opt, which is mounted noexec/m,
+      /^ERROR install-dir: agent install directory \/opt\/unbounded\/agent\/bin would be on \/opt, which is mounted noexec/m,
     );
   });
 

@@ -2,7 +2,8 @@ import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { exists, mountFacts } from '@aks-flex-node/fs';
-import type { HostRootPaths } from './host-root-paths.js';
+import { parentOf, type HostRootPaths } from './host-root-paths.js';
+import { hostRootState } from './host-root-state.js';
 import { plannedHostRoot } from './planned-host-root.js';
 
 /** One preflight check's verdict. */
@@ -58,4 +59,37 @@ export async function checkInstallDir(
     };
   }
   return { name, level: 'ok', message: `${dir} can be created and run programs` };
+}
+
+/**
+ * On a linked host, whether the move could take the agent's files into the
+ * host root: a noexec parent keeps the host linked for good (the daemon skips
+ * the move). A warning, not an error: the agent runs fine where it is.
+ */
+export async function checkMoveTarget(paths: HostRootPaths): Promise<PreflightCheck | undefined> {
+  const name = 'move-target';
+  let state;
+  try {
+    state = await hostRootState(paths);
+  } catch {
+    return undefined; // the install-dir check and migrate report an unreadable root
+  }
+  if (state !== 'linked') return undefined;
+  const parent = parentOf(paths);
+  try {
+    const mount = await mountFacts(parent);
+    if (!mount.noexec) return undefined;
+    return {
+      name,
+      level: 'warning',
+      message: `${mount.mountPoint} is mounted noexec, so the agent's files stay in ${paths.legacy} and are not moved to ${paths.root}; remount ${mount.mountPoint} without noexec to let the daemon move them`,
+    };
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    return {
+      name,
+      level: 'warning',
+      message: `could not tell whether ${parent} is mounted noexec: ${why}`,
+    };
+  }
 }

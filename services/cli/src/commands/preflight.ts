@@ -1,5 +1,5 @@
 import { exitCodes } from '@aks-flex-node/api';
-import { checkInstallDir } from '@aks-flex-node/hostroot';
+import { checkInstallDir, checkMoveTarget } from '@aks-flex-node/hostroot';
 import { hostPaths, hostRootMarkers } from '@aks-flex-node/layout';
 import { parseCommandArgs } from '../args.js';
 import { printJson, printLine } from '../output.js';
@@ -10,7 +10,11 @@ import { printJson, printLine } from '../output.js';
  */
 export async function runPreflight(args: string[]): Promise<number> {
   const flags = parseCommandArgs('preflight', args, { json: { type: 'boolean', default: false } });
-  const checks = [await checkInstallDir(hostPaths, hostRootMarkers())];
+  const moveTarget = await checkMoveTarget(hostPaths);
+  const checks = [
+    await checkInstallDir(hostPaths, hostRootMarkers()),
+    ...(moveTarget === undefined ? [] : [moveTarget]),
+  ];
   const failed = checks.some((check) => check.level === 'error');
   if (flags.json) printJson({ ok: !failed, checks });
   else {
