@@ -115,18 +115,18 @@ describe('the upgrade service', () => {
   });
 
   it('issue 9: a host root that moved between resolving the paths and taking the lock refuses the switch', async () => {
-    let paths: HostPaths | undefined;
+    const moved: { root?: string } = {};
     const {
       service,
       paths: p,
       restarts,
     } = await newService(async () => {
       // Runs under the lock, after begin() resolved the root to the legacy link.
-      if (paths === undefined) return;
-      await rm(paths.root);
-      await mkdir(paths.root, { recursive: true });
+      if (moved.root === undefined) return;
+      await rm(moved.root);
+      await mkdir(moved.root, { recursive: true });
     });
-    paths = p;
+    moved.root = p.root;
     await mkdir(p.legacy, { recursive: true });
     await mkdir(path.dirname(p.root), { recursive: true });
     await symlink(p.legacy, p.root);
