@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
-import { exists, mountFacts } from '@aks-flex-node/fs';
+import { canonicalPath, exists, mountFacts } from '@aks-flex-node/fs';
 import { parentOf, type HostRootPaths } from './host-root-paths.js';
 import { hostRootState } from './host-root-state.js';
 import { plannedHostRoot } from './planned-host-root.js';
@@ -26,10 +26,7 @@ export async function checkInstallDir(
 ): Promise<PreflightCheck> {
   const name = 'install-dir';
   const dir = path.join(await plannedHostRoot(paths, markers), 'bin');
-  let ancestor = dir;
-  while (!(await exists(ancestor)) && path.dirname(ancestor) !== ancestor) {
-    ancestor = path.dirname(ancestor);
-  }
+  const ancestor = await nearestExisting(dir);
   try {
     await access(ancestor, constants.W_OK);
   } catch (error) {
@@ -66,16 +63,23 @@ export async function checkInstallDir(
  * host root: a noexec parent keeps the host linked for good (the daemon skips
  * the move). A warning, not an error: the agent runs fine where it is.
  */
-export async function checkMoveTarget(paths: HostRootPaths): Promise<PreflightCheck | undefined> {
+export async function checkMoveTarget(
+  paths: HostRootPaths,
+  markers: readonly string[],
+): Promise<PreflightCheck | undefined> {
   const name = 'move-target';
-  let state;
+  // Linked, or about to be (an earlier release's installation, not yet migrated).
+  let staysAtLegacy: boolean;
   try {
-    state = await hostRootState(paths);
+    const planned = await plannedHostRoot(paths, markers);
+    staysAtLegacy =
+      (await hostRootState(paths)) !== 'moving' && planned === (await canonicalPath(paths.legacy));
   } catch {
     return undefined; // the install-dir check and migrate report an unreadable root
   }
-  if (state !== 'linked') return undefined;
-  const parent = parentOf(paths);
+  if (!staysAtLegacy) return undefined;
+  // The parent may not exist yet: the daemon creates it when it moves.
+  const parent = await nearestExisting(parentOf(paths));
   try {
     const mount = await mountFacts(parent);
     if (!mount.noexec) return undefined;
@@ -92,4 +96,13 @@ export async function checkMoveTarget(paths: HostRootPaths): Promise<PreflightCh
       message: `could not tell whether ${parent} is mounted noexec: ${why}`,
     };
   }
+}
+
+/** `dir`, or its nearest ancestor that exists: what creating `dir` depends on. */
+async function nearestExisting(dir: string): Promise<string> {
+  let ancestor = dir;
+  while (!(await exists(ancestor)) && path.dirname(ancestor) !== ancestor) {
+    ancestor = path.dirname(ancestor);
+  }
+  return ancestor;
 }

@@ -10,7 +10,7 @@ import { printJson, printLine } from '../output.js';
  */
 export async function runPreflight(args: string[]): Promise<number> {
   const flags = parseCommandArgs('preflight', args, { json: { type: 'boolean', default: false } });
-  const moveTarget = await checkMoveTarget(hostPaths);
+  const moveTarget = await checkMoveTarget(hostPaths, hostRootMarkers());
   const checks = [
     await checkInstallDir(hostPaths, hostRootMarkers()),
     ...(moveTarget === undefined ? [] : [moveTarget]),
