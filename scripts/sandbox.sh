@@ -16,7 +16,9 @@
 # scripts/bootstrap.sh, and shows it joining on first boot and skipping the
 # first-boot unit after a reboot (test/e2e/sandbox-ignition.ts).
 #
-# Usage: scripts/sandbox.sh [--ignition]   (as root)
+# Usage: scripts/sandbox.sh [--ignition|--legacy]   (as root)
+# --legacy: a host an earlier release installed under /usr/local is taken
+# over and moved into /opt/unbounded/agent (test/e2e/sandbox-legacy.ts).
 set -euo pipefail
 
 readonly script_name="${0##*/}"
@@ -127,11 +129,12 @@ on_exit() {
 }
 
 main() {
-  local ignition=false
+  local ignition=false legacy=()
   case "${1:-}" in
     "") ;;
     --ignition) ignition=true ;;
-    *) die "unknown argument: $1 (usage: scripts/sandbox.sh [--ignition])" ;;
+    --legacy) legacy=(--legacy) ;;
+    *) die "unknown argument: $1 (usage: scripts/sandbox.sh [--ignition|--legacy])" ;;
   esac
   [[ ${EUID} -eq 0 ]] || die "must run as root: it mounts overlays and boots containers"
   # Run with the workspace's pinned Node.js and tools, also outside `pnpm run`.
@@ -159,7 +162,7 @@ main() {
   fi
   build_second_release "${node_bin}"
   AKS_FLEX_NODE_REPO_ROOT="${repo_root}" "${node_bin}" "${work_dir}/sandbox.mjs" \
-    --release-dir "${work_dir}/release" --release-version "${second_version}" &
+    --release-dir "${work_dir}/release" --release-version "${second_version}" "${legacy[@]}" &
   child_pid=$!
   child_target="${child_pid}"
   wait_for_child

@@ -6,11 +6,14 @@
 //
 // Usage: node sandbox.mjs --release-dir DIR --release-version VERSION
 // (DIR holds the second build's archive, as scripts/build.mjs writes it), or
-// node sandbox.mjs --ignition --work-dir DIR (sandbox-ignition.ts).
+// node sandbox.mjs --ignition --work-dir DIR (sandbox-ignition.ts); with
+// --legacy, a host an earlier release installed is taken over and moved
+// (sandbox-legacy.ts).
 import { parseArgs } from 'node:util';
 import { statusResponseSchema } from '@aks-flex-node/api';
 import type { Host, ReleaseArchive } from './harness/index.js';
 import { runIgnitionSandbox } from './sandbox-ignition.js';
+import { runLegacySandbox } from './sandbox-legacy.js';
 import {
   copyIn,
   copyReleaseIn,
@@ -160,6 +163,7 @@ const { values: flags } = parseArgs({
     'release-dir': { type: 'string' },
     'release-version': { type: 'string' },
     ignition: { type: 'boolean', default: false },
+    legacy: { type: 'boolean', default: false },
     'work-dir': { type: 'string' },
   },
 });
@@ -200,7 +204,9 @@ async function main(): Promise<number> {
     process.stderr.write('usage: sandbox.mjs --release-dir DIR --release-version VERSION\n');
     return 2;
   }
-  await withHost({ name: 'sandbox' }, (host) => runSandbox(host, releases));
+  await withHost({ name: 'sandbox' }, (host) =>
+    flags.legacy ? runLegacySandbox(host, releases.secondBuild) : runSandbox(host, releases),
+  );
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
   print(`\nsandbox: done in ${seconds} s; the host is powered off and removed`);
   return 0;

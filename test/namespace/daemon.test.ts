@@ -57,8 +57,10 @@ describe.skipIf(unavailable !== undefined)('the daemon on a private host', () =>
   it('refuses unknown fields and a huge body with 4xx problem+json, changing nothing', () => {
     const run = runOnPrivateHost(String.raw`
       legacy_install
+      stand_in_last_good
       mkdir -p /opt/unbounded
       ${startDaemon}
+      wait_for_gate
       before=$(find /opt /usr/local -printf '%p %y %m %l\n' | sort | sha256sum)
       sock=/run/aks-flex-node/agent.sock
       curl -s -o /tmp/unknown.json -w 'unknown=%{http_code} %{content_type}\n' --unix-socket "$sock" \
@@ -76,14 +78,42 @@ describe.skipIf(unavailable !== undefined)('the daemon on a private host', () =>
     expect(lastJsonLine(run)).toMatchObject({ code: 'INVALID_ARGUMENT', status: 400 });
   });
 
+  it('while the startup gate is shut a change is refused at once with 503 DAEMON_NOT_READY; reads are served', () => {
+    const run = runOnPrivateHost(String.raw`
+      ${startDaemon}
+      sock=/run/aks-flex-node/agent.sock
+      curl -s -o /tmp/early.json -w 'early=%{http_code} seconds=%{time_total}
+' --unix-socket "$sock"         -H 'content-type: application/json' -d '{}' http://agent/v1/host-root/migrate
+      curl -s -o /dev/null -w 'read=%{http_code}
+' --unix-socket "$sock" http://agent/v1/host-root
+      wait_for_gate
+      curl -s -o /dev/null -w 'later=%{http_code}
+' --unix-socket "$sock"         -H 'content-type: application/json' -d '{}' http://agent/v1/host-root/migrate
+      jq -c . /tmp/early.json`);
+    expect(run.status, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^early=503 seconds=0\.\d+$/m);
+    expect(run.stdout).toContain('read=200');
+    expect(run.stdout).toContain('later=200');
+    expect(lastJsonLine(run)).toMatchObject({
+      code: 'DAEMON_NOT_READY',
+      status: 503,
+      hint: expect.stringContaining('aks-flex-node status') as unknown,
+    });
+  });
+
   it('legacy host: the daemon migrates at start, and status shows the root linked', () => {
     const run = runOnPrivateHost(`
       legacy_install
+      stand_in_last_good
       ${startDaemon}
+      wait_for_gate
       "$BINARY" status --json`);
     expect(run.status, run.stderr).toBe(0);
     const status = statusResponseSchema.parse(lastJsonLine(run));
     expect(status.hostRoot).toMatchObject({ state: 'linked', resolved: '/usr/local' });
+    // Last-good predates the host root: the move waits, and status says why.
+    expect(status.startup).toMatchObject({ gate: 'open', move: 'not-ready' });
+    expect(status.startup.reason).toMatch(/last-good/);
   });
 
   it('status without a daemon fails with exit 5 and says how to check it', () => {

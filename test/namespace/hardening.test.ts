@@ -181,7 +181,7 @@ server=$!
 for _ in $(seq 1 50); do grep -q listening /tmp/server.out && break; sleep 0.1; done
 begin() { # begins an upgrade from the stalled server; prints the operation id
   curl -s --unix-socket /run/aks-flex-node/agent.sock -H 'content-type: application/json' \
-    -d '{"source":{"url":"http://127.0.0.1:8089/aks-flex-node-linux-x64.tar.gz"}}' \
+    -d '{"source":{"url":"http://127.0.0.1:8089/aks-flex-node-linux-amd64.tar.gz"}}' \
     http://agent/v1/agent-upgrades | jq -r .id
 }
 operation() { "$BINARY" status --json >/dev/null; curl -s --unix-socket /run/aks-flex-node/agent.sock "http://agent/v1/operations/$1"; }

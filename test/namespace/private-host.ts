@@ -65,9 +65,21 @@ legacy_install() { # an earlier release's blue/green layout under /usr/local
   ln -s /usr/local/lib/aks-flex-node/aks-flex-node-blue /usr/local/lib/aks-flex-node/aks-flex-node-last-good
   ln -s /usr/local/lib/aks-flex-node/aks-flex-node-current /usr/local/bin/aks-flex-node
 }
+stand_in_last_good() { # last-good: a stand-in for a release that predates the host root
+  printf '#!/bin/sh\necho "aks-flex-node v0.9.0 (no host root)"\n' > /usr/local/lib/aks-flex-node/aks-flex-node-green
+  chmod 0755 /usr/local/lib/aks-flex-node/aks-flex-node-green
+  ln -sfn /usr/local/lib/aks-flex-node/aks-flex-node-green /usr/local/lib/aks-flex-node/aks-flex-node-last-good
+}
 wait_for_socket() {
   for _ in $(seq 1 100); do [ -S /run/aks-flex-node/agent.sock ] && return 0; sleep 0.1; done
   echo "the daemon's socket never appeared" >&2; return 1
+}
+wait_for_gate() { # until the daemon takes changes (its startup gate is open)
+  for _ in $(seq 1 300); do
+    curl -s --unix-socket /run/aks-flex-node/agent.sock http://agent/v1/status 2>/dev/null | grep -q '"gate":"open"' && return 0
+    sleep 0.1
+  done
+  echo "the daemon's startup gate never opened" >&2; return 1
 }
 `;
 
@@ -140,10 +152,18 @@ trap 'kill -KILL $daemon_pid $upgrade_pid 2>/dev/null || true' EXIT
 start_daemon() { # [binary]
   AKS_FLEX_NODE_FAILPOINT="${D}{ARM:-}" "${D}{1:-$CUR}" agent --config /etc/cfg.json >>/tmp/daemon.log 2>&1 &
   daemon_pid=$!
-  for _ in $(seq 1 150); do
-    "$BINARY" status >/dev/null 2>&1 && return 0
+  # Answering is not enough: changes are refused until the startup gate opens
+  # (after the stability interval, the judgement and the move).
+  # A daemon that answered and then exited to restart (a rollback it judged) is fine too.
+  local answered=
+  for _ in $(seq 1 300); do
+    if status=$("$BINARY" status --json 2>/dev/null); then
+      answered=yes
+      case "$status" in *'"gate":"open"'*) return 0 ;; esac
+    fi
     if ! kill -0 "$daemon_pid" 2>/dev/null; then
       [ -n "${D}{ARM:-}" ] && return 0
+      [ -n "$answered" ] && return 0
       break
     fi
     sleep 0.1

@@ -25,6 +25,7 @@ const commands: Record<string, () => Promise<(args: string[]) => Promise<number>
   // Hidden: the nspawn machines' generated hooks run it, operators do not.
   'nspawn-lifecycle': async () =>
     (await import('@aks-flex-node/nspawn-lifecycle')).runNspawnLifecycle,
+  preflight: async () => (await import('./commands/preflight.js')).runPreflight,
   help: () => Promise.resolve(runHelp),
 };
 

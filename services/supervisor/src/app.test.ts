@@ -14,6 +14,7 @@ import { buildApp } from './app.js';
 import type { ResetService } from './reset/reset-service.js';
 import type { SupervisorDeps } from './deps.js';
 import { createMutationQueue } from './mutation-queue.js';
+import { createStartupGate, type StartupGate } from './startup/startup-gate.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
 import type { UpgradeService } from './upgrade/upgrade-service.js';
 
@@ -42,12 +43,20 @@ const unusedUpgrades: UpgradeService = {
 };
 
 const unusedReset: ResetService = { begin: unused, drain: () => Promise.resolve() };
+function openGate(): StartupGate {
+  const gate = createStartupGate();
+  gate.open();
+  return gate;
+}
 
 let tmp: string;
 let app: FastifyInstance;
 let fake: Fake;
 
-async function build(options: { blockMigration?: boolean; upgrades?: UpgradeService } = {}) {
+async function build(
+  options: { blockMigration?: boolean; upgrades?: UpgradeService; gate?: StartupGate } = {},
+) {
+  const gate = options.gate ?? openGate();
   const log = createSilentLogger();
   const queue = createMutationQueue({
     lockPath: path.join(tmp, 'run/activation.lock'),
@@ -78,6 +87,7 @@ async function build(options: { blockMigration?: boolean; upgrades?: UpgradeServ
     reset: unusedReset,
     runMutation: (purpose, work) => queue.run(purpose, work),
     isActivationInProgress: () => Promise.resolve(queue.isBusy()),
+    startup: gate,
     daemon: {
       pid: 42,
       startedAt: 1_000,
@@ -117,6 +127,57 @@ describe('supervisor API', () => {
     expect(status.daemon.uptimeSeconds).toBe(2.5);
     expect(status.hostRoot.state).toBe('linked');
     expect(status.version.capabilities).toContain('host-root');
+  });
+
+  it('while the startup gate is shut, reads are served and a change is refused at once with 503 DAEMON_NOT_READY', async () => {
+    const gate = createStartupGate();
+    await build({ gate });
+    const status = statusResponseSchema.parse(
+      (await app.inject({ method: 'GET', url: '/v1/status' })).json(),
+    );
+    expect(status.startup.gate).toBe('shut');
+    expect(status.startup.reason).toMatch(/starting/);
+    const refused = expectProblem(
+      await app.inject({ method: 'POST', url: '/v1/host-root/migrate', payload: {} }),
+      503,
+    );
+    expect(refused.code).toBe('DAEMON_NOT_READY');
+    expect(refused.detail).toContain('POST /v1/host-root/migrate');
+    expect(refused.hint).toContain('aks-flex-node status');
+    expect(fake.migrations).toBe(0);
+    gate.open();
+    const accepted = await app.inject({
+      method: 'POST',
+      url: '/v1/host-root/migrate',
+      payload: {},
+    });
+    expect(accepted.statusCode).toBe(200);
+    expect(fake.migrations).toBe(1);
+  });
+
+  it('a gate held for replacement refuses with its reason and says to restart the unit; it never reopens', async () => {
+    const gate = createStartupGate();
+    gate.noteMove('restart-queued');
+    gate.hold(
+      'the daemon queued its restart from the host root',
+      'restart the agent (`systemctl restart aks-flex-node-agent`)',
+    );
+    gate.open();
+    await build({ gate });
+    const refused = expectProblem(
+      await app.inject({ method: 'POST', url: '/v1/agent-upgrades', payload: {} }),
+      503,
+    );
+    expect(refused.detail).toContain('queued its restart from the host root');
+    expect(refused.hint).toContain('systemctl restart aks-flex-node-agent');
+    const status = statusResponseSchema.parse(
+      (await app.inject({ method: 'GET', url: '/v1/status' })).json(),
+    );
+    expect(status.startup).toEqual({
+      gate: 'shut',
+      reason: 'the daemon queued its restart from the host root',
+      move: 'restart-queued',
+    });
   });
 
   it('POST /v1/host-root/migrate runs the migration once', async () => {

@@ -5,7 +5,7 @@ import {
   type FastifyInstance,
   type FastifyServerFactory,
 } from 'fastify';
-import { requestBodyLimitBytes } from '@aks-flex-node/api';
+import { apiRoutes, requestBodyLimitBytes } from '@aks-flex-node/api';
 import type { SupervisorDeps } from './deps.js';
 import { answerClientError } from './client-error.js';
 import { handleError } from './error-handler.js';
@@ -75,6 +75,20 @@ export async function buildApp(
       reply,
     ),
   );
+  // The startup gate: reads are always served; a change is refused at once
+  // while the daemon starts, moves its files or waits to be replaced, never
+  // left waiting. Recovery is exempt: it is what brings back a failed upgrade.
+  // So is reset: it takes the activation lock (so it never overlaps a move
+  // in progress) and then stops this daemon, which is what an operator who
+  // resets a held host wants.
+  app.addHook('onRequest', (request, _reply, done) => {
+    const exempt =
+      request.method === 'GET' ||
+      request.method === 'HEAD' ||
+      request.routeOptions.url === apiRoutes.recover.url ||
+      request.routeOptions.url === apiRoutes.beginReset.url;
+    done(exempt ? undefined : deps.startup.refusal(`${request.method} ${request.url}`));
+  });
   await app.register(statusRoutes(deps));
   await app.register(hostRootRoutes(deps));
   await app.register(agentUpgradeRoutes(deps));

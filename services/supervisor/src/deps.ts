@@ -5,8 +5,9 @@ import type {
   VersionInfo,
 } from '@aks-flex-node/api';
 import type { NspawnMachine } from '@aks-flex-node/layout';
-import type { Logger } from '@aks-flex-node/log';
+import type { AgentError, Logger } from '@aks-flex-node/log';
 import type { ResetService } from './reset/reset-service.js';
+import type { StartupView } from './startup/startup-gate.js';
 import type { OperationRegistry } from './upgrade/operation-registry.js';
 import type { UpgradeService } from './upgrade/upgrade-service.js';
 
@@ -35,6 +36,11 @@ export interface SupervisorDeps {
   /** Runs a mutation: one at a time, under the activation lock. */
   runMutation<T>(purpose: string, work: () => Promise<T>): Promise<T>;
   isActivationInProgress(): Promise<boolean>;
+  /** The startup gate: while shut, every change but a recovery is refused at once. */
+  startup: {
+    refusal(purpose: string): AgentError | undefined;
+    view(): StartupView;
+  };
   daemon: {
     pid: number;
     startedAt: number;

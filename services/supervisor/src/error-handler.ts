@@ -13,7 +13,8 @@ export async function handleError(
 ) {
   const agentError = error instanceof AgentError ? error : fromFastifyError(error);
   const problem = problemFromError(agentError);
-  if (problem.status >= 500) {
+  // A shut startup gate answers 503, but it is a refusal the client retries, not a failure.
+  if (problem.status >= 500 && problem.code !== 'DAEMON_NOT_READY') {
     request.log.error({ err: error, code: problem.code }, 'request failed');
   } else {
     request.log.info({ code: problem.code, detail: problem.detail }, 'request refused');

@@ -52,6 +52,12 @@ beforeEach(async () => {
     },
     reset: { begin: refuse, drain: () => Promise.resolve() },
     nspawnHooks: { regenerate: refuse },
+    startup: {
+      refusal: () => undefined,
+      view: () => {
+        throw new Error('not used by this test');
+      },
+    },
     operations: createOperationRegistry(),
     runMutation: (_purpose, work) => work(),
     isActivationInProgress: () => Promise.resolve(false),

@@ -2,15 +2,17 @@ import {
   agentBinaryPathsUnder,
   convergeHostInstall,
   guardLegacySeed,
+  refuseUnfinishedMove,
   sweepUpgradeLeftovers,
 } from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { readAgentConfig } from '@aks-flex-node/config';
+import { hostRootState, recordDigest, resolveHostRoot } from '@aks-flex-node/hostroot';
 import { isActivationLockHeld } from '@aks-flex-node/lock';
 import { createSystemdResetEffects, isSystemdBooted } from '@aks-flex-node/reset';
 import { hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { createLogger, type Logger } from '@aks-flex-node/log';
-import { installNspawnLifecycleHelper } from '@aks-flex-node/nspawn';
+import { installNspawnLifecycleHelper, rewriteNspawnHooks } from '@aks-flex-node/nspawn';
 import { createHost } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
 import { createHostRootService } from './host-root-service.js';
@@ -18,6 +20,10 @@ import { createMutationQueue } from './mutation-queue.js';
 import { createResetService } from './reset/reset-service.js';
 import { createSelfDaemonStopper, createSystemdDaemonStopper } from './reset/stop-daemon.js';
 import { createNspawnHooksService } from './nspawn-hooks-service.js';
+import { createDaemonMoveHost } from './startup/daemon-move-host.js';
+import { monotonicMs, recordAgentStart } from './upgrade/start-limit.js';
+import { runStartSequence } from './startup/start-sequence.js';
+import { createStartupGate } from './startup/startup-gate.js';
 import { createStopRequest, runDaemon, waitForStopSignal } from './run-daemon.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
 import { createReleaseArchives } from './upgrade/release-archives.js';
@@ -55,7 +61,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   // debugging) it only serves, and a restart stops it for its caller to rerun.
   const managedBySystemd = process.env.INVOCATION_ID !== undefined;
   const restart = managedBySystemd
-    ? createSystemdRestartExecutor(log)
+    ? createSystemdRestartExecutor(log, undefined, { startsFile: paths.agentStarts })
     : createSelfExitRestartExecutor(log, stop.request);
   const queue = createMutationQueue({
     lockPath: paths.activationLock,
@@ -73,7 +79,12 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       createReleaseArchives(paths.downloadsDir),
       createStagedBinaries(),
     ),
-    guard: () => guardLegacySeed(paths, log),
+    // Before anything is staged: an unfinished move's legacy files are a whole
+    // installation an earlier release would run from; then the legacy seed.
+    guard: async () => {
+      await refuseUnfinishedMove(paths);
+      await guardLegacySeed(paths, log);
+    },
     host,
   });
   const reset = createResetService({
@@ -96,6 +107,20 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     executable: () => host.runningExecutable(),
     ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
   });
+  const gate = createStartupGate();
+  const moveHost = createDaemonMoveHost({
+    paths,
+    log,
+    restart,
+    ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
+    // The machines' hooks name the helper under the root the units now name,
+    // installed from this binary first, so no hook names a stale helper.
+    refreshNspawnHooks: async (root) => {
+      await rewriteNspawnHooks(root, paths, log, { executable: await host.runningExecutable() });
+    },
+  });
+  // Resolved after Migrate: the root this daemon's paths name.
+  let startupRoot = paths.root;
   return runDaemon({
     paths,
     log,
@@ -104,6 +129,9 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     upgrades,
     reset,
     prepareHost: async () => {
+      // Each start under systemd is one its start limit counts; recorded so a
+      // planned restart can be spaced where reset-failed is refused.
+      if (managedBySystemd) await recordAgentStart(paths.agentStarts, monotonicMs());
       const executable = await host.runningExecutable();
       await convergeHostInstall({
         paths,
@@ -111,6 +139,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         executable,
         ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
       });
+      startupRoot = await resolveHostRoot(paths);
       // Before it serves, and after the install converged (so the slots' directory
       // exists): an earlier daemon killed mid-download or mid-extraction left
       // temporary files nobody else removes, and repeated crashes fill the disk.
@@ -123,7 +152,27 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         log,
       );
       await refreshNspawnLifecycleHelper(paths, log, executable);
+      // Every daemon that runs on a linked host records itself: the move
+      // waits until current and last-good are both binaries that know the root.
+      if ((await hostRootState(paths)) === 'linked') {
+        await recordDigest(paths.digestRecord, executable);
+      }
     },
+    startSequence: (stopped) =>
+      runStartSequence(
+        {
+          paths,
+          log,
+          gate,
+          judge: () => upgrades.judgeAtStart(),
+          queue,
+          moveHost,
+          startupRoot,
+          sleep: (ms, signal) => host.sleep(ms, signal),
+          restartDelayMs: () => restart.pendingDelayMs(),
+        },
+        stopped,
+      ),
     buildApp: async (daemon) =>
       buildApp({
         log,
@@ -134,6 +183,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         operations,
         reset,
         runMutation: (purpose, work) => queue.run(purpose, work),
+        startup: gate,
         isActivationInProgress: async () =>
           queue.isBusy() || (await isActivationLockHeld(paths.activationLock)),
         daemon: {

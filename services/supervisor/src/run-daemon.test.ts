@@ -28,11 +28,11 @@ async function daemonOptions(overrides: Partial<DaemonOptions> = {}) {
       seen.push('prepare');
       return Promise.resolve();
     },
+    startSequence: () => {
+      seen.push('judge');
+      return Promise.resolve(undefined);
+    },
     upgrades: {
-      judgeAtStart: () => {
-        seen.push('judge');
-        return Promise.resolve('no-signal' as const);
-      },
       drain: () => {
         seen.push('drain');
         return Promise.resolve();
@@ -108,6 +108,36 @@ describe('runDaemon', () => {
     expect(seen).toEqual([]);
     const guard = await holdSingleInstance(daemonLock, socket);
     await guard.release();
+  });
+
+  it('exits 1 when the start sequence held the gate shut and was not replaced in time', async () => {
+    const { options, seen } = await daemonOptions({
+      startSequence: () => {
+        seen.push('judge');
+        return Promise.resolve('the daemon queued its restart from the host root');
+      },
+    });
+    expect(await runDaemon(options)).toBe(1);
+    expect(seen).toEqual(['prepare', 'build self-bound', 'judge', 'drain', 'drain reset']);
+  });
+
+  it('a stop while the start sequence holds aborts its wait and exits 0', async () => {
+    let aborted = false;
+    const { options, seen, stop } = await daemonOptions({
+      startSequence: async (stopped) => {
+        seen.push('judge');
+        await new Promise((resolve) => {
+          stopped.addEventListener('abort', resolve);
+        });
+        aborted = stopped.aborted;
+        return undefined;
+      },
+    });
+    const running = runDaemon(options);
+    await expect.poll(() => seen.includes('judge')).toBe(true);
+    stop('SIGTERM');
+    expect(await running).toBe(0);
+    expect(aborted).toBe(true);
   });
 
   it('a stop asked for before the judgement cancels it', async () => {

@@ -18,7 +18,13 @@ export interface DaemonOptions {
   paths: Pick<HostPaths, 'socket' | 'daemonLock'>;
   log: Logger;
   version: VersionInfo;
-  upgrades: Pick<UpgradeService, 'judgeAtStart' | 'drain'>;
+  upgrades: Pick<UpgradeService, 'drain'>;
+  /**
+   * The start after the stability interval: judge, move, open or hold the
+   * gate. Resolves with a reason to exit non-zero (held and not replaced in
+   * time), or undefined. `stopped` aborts its waits when the daemon stops.
+   */
+  startSequence: (stopped: AbortSignal) => Promise<string | undefined>;
   /** Awaited at shutdown like the upgrades, so a reset's record is written before exit. */
   reset: Pick<ResetService, 'drain'>;
   /** Runs before the socket is served: migrate, seed, service assets, the sweep of leftovers. Fatal on error. */
@@ -34,8 +40,10 @@ export interface DaemonOptions {
 
 /**
  * The daemon's life: guard against a second daemon, prepare the host, serve
- * the API, judge a pending upgrade once it has been up a stability interval,
- * and close cleanly when told to stop. Resolves with the exit code.
+ * the API (reads only while the startup gate is shut), run the start sequence
+ * once it has been up a stability interval, and close cleanly when told to
+ * stop. Resolves with the exit code: 0 when stopped, 1 when it held its gate
+ * shut and was not replaced in time (so Restart= starts it again).
  */
 export async function runDaemon(options: DaemonOptions): Promise<number> {
   const { log, paths, upgrades, reset } = options;
@@ -60,19 +68,23 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
       { socket: paths.socket, via: target.kind, version: options.version.version },
       'daemon serving',
     );
-    const judging = judgeAfterStability(
-      () => upgrades.judgeAtStart(),
+    const starting = startAfterStability(
+      options.startSequence,
       options.stabilityMs ?? startupStabilityMs,
       log,
     );
-    const signal = await options.stopSignal;
-    log.info({ signal }, 'daemon shutting down');
-    judging.cancel();
+    const ended = await Promise.race([
+      options.stopSignal.then((signal) => ({ signal, expired: undefined })),
+      starting.expired.then((expired) => ({ signal: 'hold expired', expired })),
+    ]);
+    if (ended.expired === undefined) log.info({ signal: ended.signal }, 'daemon shutting down');
+    else log.error({ reason: ended.expired }, 'daemon exiting: it was not replaced');
+    starting.cancel();
     // close() waits for requests in flight, for a bounded time. A passed socket stays
     // open in systemd, so clients that connect meanwhile wait for the next daemon.
     await closeWithin(app, shutdownGraceMs, log);
-    await Promise.all([judging.done, upgrades.drain(), reset.drain()]);
-    return 0;
+    await Promise.all([starting.done, upgrades.drain(), reset.drain()]);
+    return ended.expired === undefined ? 0 : 1;
   } finally {
     await guard.release();
   }
@@ -92,33 +104,40 @@ export function createStopRequest(external: Promise<string>): {
 }
 
 /**
- * Judges a pending upgrade once this process has stayed up the stability
+ * Runs the start sequence once this process has stayed up the stability
  * interval: a binary that dies within it never reports itself a success.
+ * `expired` resolves only when the sequence asks the daemon to exit.
  */
-function judgeAfterStability(judge: () => Promise<unknown>, delayMs: number, log: Logger) {
-  let fired = false;
+function startAfterStability(
+  sequence: DaemonOptions['startSequence'],
+  delayMs: number,
+  log: Logger,
+) {
+  const stopped = new AbortController();
   let markDone: () => void = () => undefined;
   const done = new Promise<void>((resolve) => (markDone = resolve));
+  let expire: (reason: string) => void = () => undefined;
+  const expired = new Promise<string>((resolve) => (expire = resolve));
+  let fired = false;
   const timer = setTimeout(() => {
     fired = true;
-    judge()
-      .then((outcome) => {
-        log.info({ outcome }, 'judged the pending AgentUpgrade');
+    sequence(stopped.signal)
+      .then((reason) => {
+        if (reason !== undefined) expire(reason);
       })
       .catch((error: unknown) => {
-        // Not fatal: the signal stays, and the next start (or the guard) finishes it.
-        log.error(
-          { err: error },
-          'could not judge the pending AgentUpgrade; the next start retries',
-        );
+        // Not fatal: the gate stays shut, and the next start runs the sequence again.
+        log.error({ err: error }, 'the start sequence failed; the daemon takes no changes');
       })
       .finally(markDone);
   }, delayMs);
   return {
     done,
-    /** Stops a judgement that has not begun; one under way is awaited through `done`. */
+    expired,
+    /** Stops a sequence that has not begun, and aborts the waits of one under way. */
     cancel: () => {
       clearTimeout(timer);
+      stopped.abort();
       if (!fired) markDone();
     },
   };

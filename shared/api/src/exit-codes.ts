@@ -41,6 +41,7 @@ function exitCodeNameFor(code: ErrorCode): ExitCodeName {
       return 'refused';
     case 'ACTIVATION_IN_PROGRESS':
     case 'DAEMON_RUNNING':
+    case 'DAEMON_NOT_READY':
       return 'busy';
     case 'DAEMON_UNREACHABLE':
       return 'unreachable';

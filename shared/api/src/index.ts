@@ -21,7 +21,7 @@ export {
   regenerateNspawnHooksResponseSchema,
 } from './nspawn.js';
 export type { RegenerateNspawnHooksResponse } from './nspawn.js';
-export { statusResponseSchema } from './status.js';
+export { daemonStartingReason, statusResponseSchema } from './status.js';
 export type { StatusResponse } from './status.js';
 export { capabilities, versionInfoSchema } from './version.js';
 export type { VersionInfo } from './version.js';

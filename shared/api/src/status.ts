@@ -2,6 +2,10 @@ import { z } from 'zod';
 import { hostRootResponseSchema } from './host-root.js';
 import { versionInfoSchema } from './version.js';
 
+/** The startup gate's reason while the daemon starts: the one shut gate a client may wait out. */
+export const daemonStartingReason =
+  'the daemon is starting: it judges a pending AgentUpgrade and moves its files first';
+
 /** `GET /v1/status`: what the running daemon is and where its files are. */
 export const statusResponseSchema = z.strictObject({
   daemon: z.strictObject({
@@ -18,5 +22,16 @@ export const statusResponseSchema = z.strictObject({
   hostRoot: hostRootResponseSchema,
   /** Whether an activation (upgrade, move, reset) holds the lock right now. */
   activationInProgress: z.boolean(),
+  /**
+   * The startup gate: `shut` while the daemon starts, moves its files or
+   * waits to be replaced (changes are refused with DAEMON_NOT_READY), with
+   * the reason; when `open`, `reason` says why the host was not moved. `move`
+   * is what the host-root move did at this start.
+   */
+  startup: z.strictObject({
+    gate: z.enum(['open', 'shut']),
+    reason: z.string().optional(),
+    move: z.string().optional(),
+  }),
 });
 export type StatusResponse = z.infer<typeof statusResponseSchema>;

@@ -88,6 +88,8 @@ export interface HostPaths {
    * it starts. Written at provisioning; the hooks only read it.
    */
   readonly nspawnLifecycleStateDir: string;
+  /** Monotonic times of the agent unit's recent daemon starts (tmpfs: a reboot clears it, as it clears systemd's counter). */
+  readonly agentStarts: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -123,6 +125,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     downloadsDir: at('/var/lib/aks-flex-node/downloads'),
     daemonLock: path.join(runDir, 'daemon.lock'),
     nspawnLifecycleStateDir: at('/etc/unbounded/agent'),
+    agentStarts: path.join(runDir, 'agent-starts'),
   };
 }
 

@@ -31,6 +31,9 @@ export const errorCodes = {
   OPERATION_NOT_CANCELLABLE: 'the operation has switched or ended and can no longer be cancelled',
   REQUEST_TIMEOUT: 'a request did not arrive in time',
   REQUEST_HEADERS_TOO_LARGE: "a request's URL or headers are over the size limit",
+  // Daemon start-up
+  DAEMON_NOT_READY:
+    'the daemon serves reads but takes no changes yet: it is starting, moving its files or waiting to be replaced',
 } as const;
 
 /** A stable error code from {@link errorCodes}. */

@@ -1,5 +1,6 @@
 import { activateCandidate, snapshotCandidate } from '@aks-flex-node/agentbinary';
 import { createApiClient, type ActivationResult, type Operation } from '@aks-flex-node/api';
+import { retryWhileStarting } from '../retry-while-starting.js';
 import { hostPaths } from '@aks-flex-node/layout';
 import { isAgentError } from '@aks-flex-node/log';
 import { createHost } from '@aks-flex-node/systemd';
@@ -27,7 +28,7 @@ export async function runCandidateActivation(
   try {
     const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs: 30_000 });
     const operation = await beginIfAnswering(() =>
-      client.beginAgentUpgrade({ source: { binaryPath: snapshot.path } }),
+      retryWhileStarting(() => client.beginAgentUpgrade({ source: { binaryPath: snapshot.path } })),
     );
     if (operation !== undefined) {
       return await followUpgrade(client, operation, { ...options, phaseNames: binaryPhaseNames });

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { createApiClient } from '@aks-flex-node/api';
+import { retryWhileStarting } from '../retry-while-starting.js';
 import { cleanPath } from '@aks-flex-node/fs';
 import { hostPaths } from '@aks-flex-node/layout';
 import { AgentError } from '@aks-flex-node/log';
@@ -47,7 +48,7 @@ export async function runAgentUpgrade(args: string[]): Promise<number> {
         request.sha256 === undefined
           ? { url: request.url }
           : { url: request.url, sha256: request.sha256 };
-      const operation = await client.beginAgentUpgrade({ source });
+      const operation = await retryWhileStarting(() => client.beginAgentUpgrade({ source }));
       // Ctrl-C asks the daemon to cancel, then the result is followed as usual.
       const stopCancelling = cancelOnInterrupt(client, operation.id);
       try {

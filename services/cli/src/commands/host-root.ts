@@ -1,4 +1,5 @@
 import type { HostRootResponse } from '@aks-flex-node/api';
+import { retryWhileStarting } from '../retry-while-starting.js';
 import { createApiClient } from '@aks-flex-node/api';
 import { describeHostRoot, migrateAndDescribe } from '@aks-flex-node/hostroot';
 import { hostPaths } from '@aks-flex-node/layout';
@@ -45,9 +46,8 @@ export async function runHostRoot(args: string[]): Promise<number> {
 async function migrate(): Promise<HostRootResponse> {
   requireRoot('host-root --migrate', "it links or moves the agent's files");
   try {
-    return (
-      await createApiClient({ socketPath: hostPaths.socket, timeoutMs: 30_000 }).migrateHostRoot()
-    ).after;
+    const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs: 30_000 });
+    return (await retryWhileStarting(() => client.migrateHostRoot())).after;
   } catch (error) {
     if (!isAgentError(error, 'DAEMON_UNREACHABLE')) throw error;
   }

@@ -24,4 +24,8 @@ function printStatus(status: StatusResponse): void {
   printLine(`executable: ${daemon.executable}`);
   printLine(`host root:  ${hostRoot.path} is ${hostRoot.state}; files at ${hostRoot.resolved}`);
   printLine(`activation: ${status.activationInProgress ? 'in progress' : 'idle'}`);
+  const { startup } = status;
+  const takes = startup.gate === 'open' ? 'takes changes' : 'takes no changes';
+  printLine(`startup:    ${takes}${startup.move === undefined ? '' : `; move: ${startup.move}`}`);
+  if (startup.reason !== undefined) printLine(`            ${startup.reason}`);
 }

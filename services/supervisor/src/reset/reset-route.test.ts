@@ -93,6 +93,12 @@ beforeEach(async () => {
     operations,
     reset,
     nspawnHooks: { regenerate: unused },
+    startup: {
+      refusal: () => undefined,
+      view: () => {
+        throw new Error('not used by this test');
+      },
+    },
     runMutation: (purpose, work) => queue.run(purpose, work),
     isActivationInProgress: () => Promise.resolve(queue.isBusy()),
     daemon: {

@@ -56,6 +56,12 @@ beforeEach(async () => {
       drain: () => Promise.resolve(),
     },
     reset: { begin: unused, drain: () => Promise.resolve() },
+    startup: {
+      refusal: () => undefined,
+      view: () => {
+        throw new Error('not used by this test');
+      },
+    },
     operations: createOperationRegistry(),
     runMutation: (purpose, work) => queue.run(purpose, work),
     isActivationInProgress: () => Promise.resolve(queue.isBusy()),

@@ -23,6 +23,7 @@ export function statusRoutes(deps: SupervisorDeps) {
           version: deps.version,
           hostRoot,
           activationInProgress,
+          startup: deps.startup.view(),
         };
       },
     });

@@ -1,11 +1,29 @@
-import type { Logger } from '@aks-flex-node/log';
+import { AgentError, type Logger } from '@aks-flex-node/log';
 import { unitNames } from '@aks-flex-node/layout';
 import { createSystemctl, runCommand, type CommandRunner } from '@aks-flex-node/systemd';
+import {
+  monotonicMs,
+  parseStartLimit,
+  plannedRestartDelayMs,
+  readAgentStarts,
+  shippedStartLimit,
+  type StartLimit,
+} from './start-limit.js';
 
 /** How the daemon gets itself restarted into what `current` names. */
 export interface RestartExecutor {
   /** Asks for a restart of the agent unit shortly, so the caller can finish and release its lock first. */
   scheduleRestart(reason: string): Promise<void>;
+  /** Milliseconds until the last restart asked for fires (0: at once, or none asked for). */
+  pendingDelayMs(): number;
+}
+
+/** Where the systemd executor learns how many starts systemd has counted. */
+export interface StartLimitSources {
+  /** The record of this unit's daemon starts (paths.agentStarts). */
+  startsFile: string;
+  /** CLOCK_MONOTONIC in ms; injectable for tests. */
+  now?: () => number;
 }
 
 /**
@@ -13,26 +31,89 @@ export interface RestartExecutor {
  * a non-blocking restart. The reset comes first because a planned restart
  * still counts toward the start limit, and right after a burst of upgrades it
  * could be the start systemd refuses (from v255 a daemon-reload no longer
- * clears the counter); it is best effort, as SELinux may deny it. The restart
- * only enqueues the job: systemd then stops this daemon, whose hand-off (the
- * committed switch in the signal) is already durable, and with KillMode=mixed
- * it finishes this call before the rest of its cgroup is stopped.
+ * clears the counter). The restart only enqueues the job: systemd then stops
+ * this daemon, whose hand-off is already durable, and with KillMode=mixed it
+ * finishes this call before the rest of its cgroup is stopped.
+ *
+ * Where `reset-failed` is refused (Azure Container Linux's SELinux policy,
+ * upstream #385) nothing clears the counter, and a refused start would leave
+ * the agent stopped (OnFailure's recovery does nothing without a pending
+ * upgrade). Then the restart is spaced instead: counting the starts the
+ * daemons recorded, it is queued on a transient timer once enough have left
+ * the unit's StartLimitIntervalSec that it and one crash restart still fit.
  */
 export function createSystemdRestartExecutor(
   log: Logger,
   run: CommandRunner = runCommand,
+  sources?: StartLimitSources,
 ): RestartExecutor {
   const systemctl = createSystemctl({ log, run, timeoutMs: 30_000 });
+  const now = sources?.now ?? monotonicMs;
+  let firesAt = 0;
+  const startLimit = async (): Promise<StartLimit> => {
+    const shown = await run(
+      'systemctl',
+      ['show', '-p', 'StartLimitIntervalUSec', '-p', 'StartLimitBurst', unitNames.agent],
+      30_000,
+    ).catch(() => undefined);
+    return (shown?.exitCode === 0 ? parseStartLimit(shown.stdout) : undefined) ?? shippedStartLimit;
+  };
+  const spacing = async (): Promise<number> => {
+    if (sources === undefined) return 0;
+    const starts = await readAgentStarts(sources.startsFile).catch((error: unknown) => {
+      log.warn({ err: error }, 'could not read the record of agent starts; assuming a full window');
+      return Array.from({ length: shippedStartLimit.burst }, () => now());
+    });
+    return plannedRestartDelayMs(starts, now(), await startLimit());
+  };
   return {
+    pendingDelayMs: () => Math.max(0, firesAt - now()),
     scheduleRestart: async (reason) => {
-      await systemctl.resetFailed(unitNames.agent).catch((error: unknown) => {
-        log.warn(
-          { err: error },
-          'could not reset the agent unit failure counter; restarting anyway',
+      const cleared = await systemctl.resetFailed(unitNames.agent).then(
+        () => true,
+        (error: unknown) => {
+          log.warn(
+            { err: error },
+            'could not reset the agent unit failure counter; spacing the restart to stay inside its start limit',
+          );
+          return false;
+        },
+      );
+      const delayMs = cleared ? 0 : await spacing();
+      if (delayMs === 0) {
+        await systemctl.restartNoBlock(unitNames.agent);
+        firesAt = now();
+        log.info({ reason }, 'queued a restart of the agent unit');
+        return;
+      }
+      const seconds = Math.ceil(delayMs / 1000);
+      const result = await run(
+        'systemd-run',
+        [
+          '--quiet',
+          '--collect',
+          `--unit=aks-flex-node-agent-restart-${Date.now()}`,
+          `--on-active=${seconds}s`,
+          '/usr/bin/systemctl',
+          'restart',
+          unitNames.agent,
+        ],
+        30_000,
+      );
+      if (result.exitCode !== 0) {
+        throw new AgentError(
+          'SYSTEMD_FAILED',
+          `could not queue the agent's restart in ${seconds}s: systemd-run exited ${result.exitCode}: ${result.stderr.trim()}`,
+          {
+            hint: 'restart it yourself with `systemctl restart aks-flex-node-agent` once `systemctl status` shows no start limit hit',
+          },
         );
-      });
-      await systemctl.restartNoBlock(unitNames.agent);
-      log.info({ reason }, 'queued a restart of the agent unit');
+      }
+      firesAt = now() + seconds * 1000;
+      log.warn(
+        { reason, delaySeconds: seconds },
+        'queued a restart of the agent unit, spaced to stay inside its start limit',
+      );
     },
   };
 }
@@ -47,6 +128,7 @@ export function createSelfExitRestartExecutor(
   requestStop: (reason: string) => void,
 ): RestartExecutor {
   return {
+    pendingDelayMs: () => 0,
     scheduleRestart: (reason) => {
       log.warn(
         { reason },

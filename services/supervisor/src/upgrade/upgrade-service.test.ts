@@ -1,4 +1,4 @@
-import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { hostPathsUnder, type HostPaths } from '@aks-flex-node/layout';
@@ -36,6 +36,7 @@ async function newService(guard: () => Promise<void> = () => Promise.resolve()) 
     queue,
     registry: createOperationRegistry(),
     restart: {
+      pendingDelayMs: () => 0,
       scheduleRestart: (reason) => {
         restarts.push(reason);
         return Promise.resolve();
@@ -115,5 +116,31 @@ describe('the upgrade service', () => {
       sourceUrl,
     });
     expect(await service.get('op-8')).toBeUndefined();
+  });
+
+  it('issue 9: a host root that moved between resolving the paths and taking the lock refuses the switch', async () => {
+    const moved: { root?: string } = {};
+    const {
+      service,
+      paths: p,
+      restarts,
+    } = await newService(async () => {
+      // Runs under the lock, after begin() resolved the root to the legacy link.
+      if (moved.root === undefined) return;
+      await rm(moved.root);
+      await mkdir(moved.root, { recursive: true });
+    });
+    moved.root = p.root;
+    await mkdir(p.legacy, { recursive: true });
+    await mkdir(path.dirname(p.root), { recursive: true });
+    await symlink(p.legacy, p.root);
+    const operation = await service.begin({ source: { url: sourceUrl } });
+    await service.drain();
+    const finished = await service.get(operation.id);
+    expect(finished?.state).toBe('failed');
+    expect(finished?.message).toMatch(
+      /the host root moved from .*usr\/local to .*opt\/unbounded\/agent/,
+    );
+    expect(restarts).toEqual([]);
   });
 });

@@ -76,6 +76,9 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       log: opLog,
       guard: async () => {
         await deps.guard();
+        // Under the lock: the paths were resolved before it was taken, and a
+        // move in between would leave them naming files the units no longer run.
+        await refuseMovedRoot(layout, await resolveHostRoot(paths));
         await refuseRunningSlot(layout, await host.runningExecutable());
       },
       fetchArchive: () =>
@@ -218,6 +221,18 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       await Promise.allSettled([...background]);
     },
   };
+}
+
+/** Refuses a switch whose layout was resolved under a root the host root no longer resolves to. */
+function refuseMovedRoot(layout: AgentBinaryPaths, resolvedNow: string): Promise<void> {
+  if (layout.root === resolvedNow) return Promise.resolve();
+  return Promise.reject(
+    new AgentError(
+      'HOST_ROOT_REFUSED',
+      `the host root moved from ${layout.root} to ${resolvedNow} after this upgrade resolved its paths`,
+      { path: resolvedNow, hint: 'retry the upgrade: it resolves the host root again' },
+    ),
+  );
 }
 
 /** Refuses a new upgrade while the signal records one that has not been judged. */

@@ -1,4 +1,9 @@
-import { migrateHostRoot, prepareHostRoot, resolveHostRoot } from '@aks-flex-node/hostroot';
+import {
+  isHostRootMoveUnfinished,
+  migrateHostRoot,
+  prepareHostRoot,
+  resolveHostRoot,
+} from '@aks-flex-node/hostroot';
 import { hostRootMarkers, hostRootSubdirs, type HostPaths } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
 import type { Systemctl } from '@aks-flex-node/systemd';
@@ -27,7 +32,9 @@ export interface ConvergeOptions {
  *    (noexec surfaces here, before anything names the copy).
  * 3. Initialise the blue/green layout from it.
  * 4. Write the service assets, dependencies first, and reload systemd only
- *    if something changed.
+ *    if something changed. Not while a host-root move is unfinished: the
+ *    resolved root is then the copy, not yet proven to run; the move's own
+ *    unit rewrite points the units at it after its verify.
  */
 export async function convergeHostInstall(options: ConvergeOptions): Promise<AgentBinaryPaths> {
   const { paths, log } = options;
@@ -39,7 +46,7 @@ export async function convergeHostInstall(options: ConvergeOptions): Promise<Age
     log,
   });
   await ensureAgentBinaryLayout(binaryPaths, log);
-  if (options.systemctl !== undefined) {
+  if (options.systemctl !== undefined && !(await isHostRootMoveUnfinished(paths))) {
     const changed = await writeServiceAssets(renderServiceAssets(paths, binaryPaths), log);
     if (changed) await options.systemctl.daemonReload();
   }

@@ -1,0 +1,27 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { daemonStartingReason } from '@aks-flex-node/api';
+import { isAgentError } from '@aks-flex-node/log';
+
+/**
+ * Sends a change to the daemon, and sends it again while the daemon refuses
+ * it only because it is still starting (its gate opens seconds after it
+ * answers): `agent-upgrade` right after `start` or a restart then just works.
+ * Any other refusal, including a daemon held for replacement, comes back at once.
+ */
+export async function retryWhileStarting<T>(
+  change: () => Promise<T>,
+  timeoutMs = 60_000,
+  intervalMs = 500,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await change();
+    } catch (error) {
+      const starting =
+        isAgentError(error, 'DAEMON_NOT_READY') && error.message.includes(daemonStartingReason);
+      if (!starting || Date.now() >= deadline) throw error;
+    }
+    await sleep(intervalMs);
+  }
+}

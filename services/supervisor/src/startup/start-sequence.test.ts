@@ -1,0 +1,241 @@
+import { chmod, lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { hostRootState, recordDigest, type MoveHost } from '@aks-flex-node/hostroot';
+import { hostPathsUnder, type HostPaths } from '@aks-flex-node/layout';
+import { AgentError, createSilentLogger } from '@aks-flex-node/log';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createMutationQueue } from '../mutation-queue.js';
+import { runStartSequence, type StartSequenceDeps } from './start-sequence.js';
+import { createStartupGate, type StartupGate } from './startup-gate.js';
+
+const log = createSilentLogger();
+
+/**
+ * A host as a release before the host root left it, migrated: blue/green
+ * under `<tmp>/usr/local`, current → green, last-good → blue, the seed in
+ * bin, and `<tmp>/opt/unbounded/agent` linked to `<tmp>/usr/local`.
+ */
+async function linkedHost(): Promise<{ paths: HostPaths; green: string; blue: string }> {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'start-sequence-'));
+  onTestFinished(() => rm(tmp, { recursive: true, force: true }));
+  const paths = hostPathsUnder(tmp);
+  const lib = path.join(paths.legacy, 'lib/aks-flex-node');
+  await mkdir(lib, { recursive: true });
+  await mkdir(path.join(paths.legacy, 'bin'), { recursive: true });
+  const blue = path.join(lib, 'aks-flex-node-blue');
+  const green = path.join(lib, 'aks-flex-node-green');
+  for (const [file, text] of [
+    [blue, 'blue'],
+    [green, 'green'],
+    [paths.legacySeed, 'seed'],
+  ] as const) {
+    await writeFile(file, text);
+    await chmod(file, 0o755);
+  }
+  await symlink(green, path.join(lib, 'aks-flex-node-current'));
+  await symlink(blue, path.join(lib, 'aks-flex-node-last-good'));
+  await mkdir(path.dirname(paths.root), { recursive: true });
+  await symlink(paths.legacy, paths.root);
+  await mkdir(path.dirname(paths.digestRecord), { recursive: true });
+  return { paths, green, blue };
+}
+
+interface Recorder extends MoveHost {
+  exe: string;
+  rewrites: string[];
+  restarts: number;
+  restartError?: Error;
+}
+
+function fakeMoveHost(exe: string): Recorder {
+  const fake: Recorder = {
+    exe,
+    rewrites: [],
+    restarts: 0,
+    executable: () => Promise.resolve(fake.exe),
+    relabel: () => Promise.resolve(),
+    probeMount: (dir) => Promise.resolve({ noexec: false, mountPoint: path.dirname(dir) }),
+    verify: () => Promise.resolve(),
+    rewriteUnits: (root) => {
+      fake.rewrites.push(root);
+      return Promise.resolve();
+    },
+    queueRestart: () => {
+      if (fake.restartError !== undefined) return Promise.reject(fake.restartError);
+      fake.restarts += 1;
+      return Promise.resolve();
+    },
+  };
+  return fake;
+}
+
+function deps(
+  paths: HostPaths,
+  moveHost: MoveHost,
+  overrides: Partial<StartSequenceDeps> = {},
+): StartSequenceDeps & { gate: StartupGate; slept: number[] } {
+  const slept: number[] = [];
+  const built: StartSequenceDeps & { gate: StartupGate; slept: number[] } = {
+    paths,
+    log,
+    gate: createStartupGate(),
+    judge: () => Promise.resolve('no-signal'),
+    queue: createMutationQueue({
+      lockPath: paths.activationLock,
+      goLockPath: paths.goUpgradeLock,
+      log,
+    }),
+    moveHost,
+    startupRoot: paths.legacy,
+    holdMs: 120_000,
+    retryMs: 10_000,
+    sleep: (ms) => {
+      slept.push(ms);
+      return Promise.resolve();
+    },
+    slept,
+    ...overrides,
+  };
+  return built;
+}
+
+const running = () => new AbortController().signal;
+
+describe('runStartSequence', () => {
+  it('a linked host whose last-good never recorded itself stays linked; the gate opens with the reason', async () => {
+    const { paths, green } = await linkedHost();
+    await recordDigest(paths.digestRecord, green);
+    const d = deps(paths, fakeMoveHost(green));
+    expect(await runStartSequence(d, running())).toBeUndefined();
+    expect(await hostRootState(paths)).toBe('linked');
+    const view = d.gate.view();
+    expect(view).toMatchObject({ gate: 'open', move: 'not-ready' });
+    expect(view.reason).toMatch(/last-good/);
+    // Not released: the seed an earlier release needs stays.
+    expect((await lstat(paths.legacySeed)).isFile()).toBe(true);
+  });
+
+  it('pass 1 queues the restart and holds the gate; not replaced in time, it asks to exit after two minutes', async () => {
+    const { paths, green, blue } = await linkedHost();
+    await recordDigest(paths.digestRecord, blue);
+    const host = fakeMoveHost(green);
+    const d = deps(paths, host);
+    const reason = await runStartSequence(d, running());
+    expect(reason).toBe(
+      'the daemon queued its restart from the host root, and it was not restarted within 120s',
+    );
+    expect(d.slept).toEqual([120_000]);
+    expect(host.restarts).toBe(1);
+    expect(await hostRootState(paths)).toBe('moving');
+    expect(d.gate.view()).toMatchObject({ gate: 'shut', move: 'restart-queued' });
+    expect(d.gate.refusal('POST /v1/agent-upgrades')?.code).toBe('DAEMON_NOT_READY');
+  });
+
+  it('a stop while holding ends the wait without asking to exit non-zero', async () => {
+    const { paths, green, blue } = await linkedHost();
+    await recordDigest(paths.digestRecord, blue);
+    const stop = new AbortController();
+    const d = deps(paths, fakeMoveHost(green), {
+      sleep: (_ms, signal) =>
+        new Promise((_resolve, reject) => {
+          signal.addEventListener('abort', () => {
+            reject(new Error('aborted'));
+          });
+          stop.abort();
+        }),
+    });
+    expect(await runStartSequence(d, stop.signal)).toBeUndefined();
+    expect(d.gate.view().gate).toBe('shut');
+  });
+
+  it('pass 2 from the copy finishes the move, removes the legacy seed, and opens the gate', async () => {
+    const { paths, green, blue } = await linkedHost();
+    await recordDigest(paths.digestRecord, blue);
+    const host = fakeMoveHost(green);
+    await runStartSequence(deps(paths, host), running());
+    host.exe = path.join(paths.root, 'lib/aks-flex-node/aks-flex-node-green');
+    const second = deps(paths, host, { startupRoot: paths.root });
+    expect(await runStartSequence(second, running())).toBeUndefined();
+    expect(await hostRootState(paths)).toBe('installed');
+    expect(second.gate.view()).toEqual({ gate: 'open', move: 'moved' });
+    await expect(lstat(paths.legacySeed)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(host.rewrites.at(-1)).toBe(paths.root);
+  });
+
+  it('a swap whose restart could not be queued keeps the gate shut and exits after the hold', async () => {
+    const { paths, green, blue } = await linkedHost();
+    await recordDigest(paths.digestRecord, blue);
+    const host = fakeMoveHost(green);
+    host.restartError = new AgentError('SYSTEMD_FAILED', 'systemctl restart failed');
+    const d = deps(paths, host);
+    const reason = await runStartSequence(d, running());
+    expect(await hostRootState(paths)).toBe('moving');
+    expect(reason).toMatch(/has not finished, and it was not restarted within 120s$/);
+    expect(d.gate.view()).toMatchObject({ gate: 'shut', move: 'failed' });
+  });
+
+  it('an unfinished move found at start (pass 2 fails midway) keeps the gate shut', async () => {
+    const { paths, green, blue } = await linkedHost();
+    await recordDigest(paths.digestRecord, blue);
+    const host = fakeMoveHost(green);
+    await runStartSequence(deps(paths, host), running());
+    host.exe = path.join(paths.root, 'lib/aks-flex-node/aks-flex-node-green');
+    const rewriteFails: MoveHost = {
+      ...host,
+      rewriteUnits: () => Promise.reject(new AgentError('SYSTEMD_FAILED', 'daemon-reload failed')),
+    };
+    const d = deps(paths, rewriteFails, { startupRoot: paths.root });
+    expect(await runStartSequence(d, running())).toMatch(/has not finished/);
+    expect(await hostRootState(paths)).toBe('moving');
+    // The seed stays until the move has finished.
+    expect((await lstat(paths.legacySeed)).isFile()).toBe(true);
+  });
+
+  it('an activation holding the lock means no move this start; the gate opens', async () => {
+    const { paths, green, blue } = await linkedHost();
+    await recordDigest(paths.digestRecord, blue);
+    const host = fakeMoveHost(green);
+    const d = deps(paths, host, {
+      queue: {
+        run: () =>
+          Promise.reject(new AgentError('ACTIVATION_IN_PROGRESS', 'activation in progress')),
+      },
+    });
+    expect(await runStartSequence(d, running())).toBeUndefined();
+    expect(d.gate.view()).toEqual({ gate: 'open', move: 'lock-busy' });
+    expect(await hostRootState(paths)).toBe('linked');
+  });
+
+  it('a judgement that fails is retried every 10 s before anything moves', async () => {
+    const { paths, green, blue } = await linkedHost();
+    await recordDigest(paths.digestRecord, blue);
+    let calls = 0;
+    const d = deps(paths, fakeMoveHost(green), {
+      judge: () => {
+        calls += 1;
+        return calls < 3 ? Promise.reject(new Error('apiserver down')) : Promise.resolve('ok');
+      },
+      holdMs: 1,
+    });
+    await runStartSequence(d, running());
+    expect(calls).toBe(3);
+    expect(d.slept.slice(0, 2)).toEqual([10_000, 10_000]);
+  });
+
+  it('a signal still pending after the judgement (recovery queued) keeps the gate shut with no deadline and moves nothing', async () => {
+    const { paths, green, blue } = await linkedHost();
+    await recordDigest(paths.digestRecord, blue);
+    await writeFile(
+      paths.signalFile,
+      JSON.stringify({ operationName: 'op-1', candidatePath: green, previousPath: blue }),
+    );
+    const d = deps(paths, fakeMoveHost(green));
+    expect(await runStartSequence(d, running())).toBeUndefined();
+    expect(d.slept).toEqual([]);
+    expect(d.gate.view().gate).toBe('shut');
+    expect(d.gate.view().reason).toMatch(/AgentUpgrade is still pending/);
+    expect(await hostRootState(paths)).toBe('linked');
+    expect(await readFile(paths.signalFile, 'utf8')).toContain('op-1');
+  });
+});

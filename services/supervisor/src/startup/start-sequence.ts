@@ -1,0 +1,192 @@
+import { readUpgradeSignal } from '@aks-flex-node/agentbinary';
+import {
+  isHostRootMoveUnfinished,
+  isLegacyReleased,
+  reconcileHostRootMove,
+  removeLegacySeed,
+  resolveHostRoot,
+  type MoveHost,
+  type MoveOutcome,
+} from '@aks-flex-node/hostroot';
+import type { HostPaths } from '@aks-flex-node/layout';
+import { isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
+import type { MutationQueue } from '../mutation-queue.js';
+import type { StartupGate } from './startup-gate.js';
+
+/** How long a daemon holding its gate shut waits to be replaced before it exits (spec daemon §3.3). */
+export const holdForReplacementMs = 120_000;
+/** How long to wait before judging the AgentUpgrade again after a failed judgement or signal read. */
+export const judgeRetryMs = 10_000;
+
+/** What {@link runStartSequence} needs. */
+export interface StartSequenceDeps {
+  paths: HostPaths;
+  log: Logger;
+  gate: StartupGate;
+  /** Judges a pending AgentUpgrade (publishes, rolls back, clears the signal). */
+  judge: () => Promise<unknown>;
+  queue: Pick<MutationQueue, 'run'>;
+  moveHost: MoveHost;
+  /** The host root as resolved when the daemon prepared the host: the root its paths name. */
+  startupRoot: string;
+  sleep: (ms: number, signal: AbortSignal) => Promise<void>;
+  holdMs?: number;
+  retryMs?: number;
+  /** Milliseconds until the restart this daemon queued fires: a spaced restart extends the hold past it. */
+  restartDelayMs?: () => number;
+}
+
+/**
+ * The daemon's start after it has stayed up the stability interval (spec
+ * daemon §2.2): judge a pending AgentUpgrade, then the host-root move under
+ * the activation lock, then the legacy seed, then open the gate or hold it
+ * shut. Resolves with the reason to exit non-zero when it held and was not
+ * replaced within {@link holdForReplacementMs}; undefined otherwise (open,
+ * held without a deadline, or stopped).
+ */
+export async function runStartSequence(
+  deps: StartSequenceDeps,
+  stopped: AbortSignal,
+): Promise<string | undefined> {
+  const { paths, log, gate } = deps;
+  const pending = await judgeUntilSettled(deps, stopped);
+  if (pending === undefined) return undefined; // stopped meanwhile
+  if (pending) {
+    // Recovery queued a restart into last-good, which takes the retained signal.
+    gate.hold(
+      'an AgentUpgrade is still pending: a restart into the last-good binary was queued to finish it',
+      'wait for the agent to restart; `aks-flex-node status` shows the daemon that takes changes',
+    );
+    log.warn('not taking work: the AgentUpgrade signal is kept for the daemon that starts next');
+    return undefined;
+  }
+  const outcome = await moveUnderLock(deps);
+  gate.noteMove(outcome.kind);
+  await removeReleasedSeed(paths, log);
+  const hold = await holdReason(deps, outcome);
+  if (hold === undefined) {
+    gate.open(
+      outcome.kind === 'not-ready' || outcome.kind === 'skipped-noexec'
+        ? outcome.reason
+        : undefined,
+    );
+    log.info({ move: outcome.kind }, 'the daemon takes changes');
+    return undefined;
+  }
+  return holdAndExit(deps, hold, stopped);
+}
+
+/** Whether the signal is still pending after the judgement; undefined when stopped first. */
+async function judgeUntilSettled(
+  deps: StartSequenceDeps,
+  stopped: AbortSignal,
+): Promise<boolean | undefined> {
+  while (!stopped.aborted) {
+    try {
+      const outcome = await deps.judge();
+      deps.log.info({ outcome }, 'judged the pending AgentUpgrade');
+      return (await readUpgradeSignal(deps.paths.signalFile)) !== undefined;
+    } catch (error) {
+      // The gate stays shut meanwhile: nothing may change the layout before the result is reported.
+      deps.log.warn(
+        { err: error },
+        'could not judge the pending AgentUpgrade or read its signal; retrying',
+      );
+      try {
+        await deps.sleep(deps.retryMs ?? judgeRetryMs, stopped);
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+type StartMove = MoveOutcome | { kind: 'lock-busy' } | { kind: 'failed'; reason: string };
+
+/**
+ * One start's share of the move, under the activation lock (the only place
+ * the daemon takes it at start). A failure is logged, never fatal: failing
+ * the start would count toward the unit's start limit for a problem the
+ * running daemon does not have.
+ */
+async function moveUnderLock(deps: StartSequenceDeps): Promise<StartMove> {
+  const { paths, log } = deps;
+  try {
+    return await deps.queue.run('the host-root move', () =>
+      reconcileHostRootMove(paths, log, deps.moveHost),
+    );
+  } catch (error) {
+    if (isAgentError(error, 'ACTIVATION_IN_PROGRESS')) {
+      log.warn(
+        { err: error },
+        "not moving the agent's files to the host root: an activation holds the lock",
+      );
+      return { kind: 'lock-busy' };
+    }
+    log.error(
+      { err: error },
+      "could not move the agent's files to the host root; the next daemon start retries",
+    );
+    return { kind: 'failed', reason: messageOf(error) };
+  }
+}
+
+/** Removes the copy in /usr/local/bin once nothing runs from the legacy root. Warn-only. */
+async function removeReleasedSeed(paths: HostPaths, log: Logger): Promise<void> {
+  try {
+    if (await isLegacyReleased(paths)) await removeLegacySeed(paths, log);
+  } catch (error) {
+    log.warn(
+      { err: error, path: paths.legacySeed },
+      'failed to remove the agent binary left in /usr/local/bin',
+    );
+  }
+}
+
+/** Why the gate must stay shut after the move (spec daemon §3.2, plus the unfinished move of the change description). */
+async function holdReason(deps: StartSequenceDeps, move: StartMove): Promise<string | undefined> {
+  const { paths } = deps;
+  if (move.kind === 'restart-queued') return 'the daemon queued its restart from the host root';
+  let unfinished: boolean;
+  try {
+    unfinished = await isHostRootMoveUnfinished(paths);
+  } catch (error) {
+    return `the host root ${paths.root} cannot be inspected: ${messageOf(error)}`;
+  }
+  if (unfinished) return `the move of the agent's files into ${paths.root} has not finished`;
+  const now = await resolveHostRoot(paths);
+  if (now !== deps.startupRoot) {
+    // A swap whose later step failed: this daemon's paths name files the units may no longer run.
+    return `the host root moved from ${deps.startupRoot} to ${now} under the running daemon`;
+  }
+  return undefined;
+}
+
+/**
+ * Keeps the gate shut and waits to be replaced (the queued restart, or an
+ * operator's). Not replaced in time, it returns the reason to exit non-zero:
+ * Restart= starts the daemon again 30 s later, and holds of 2 min plus 30 s
+ * keep those starts at one per 150 s, clear of StartLimitBurst=5 in 300 s.
+ */
+async function holdAndExit(
+  deps: StartSequenceDeps,
+  reason: string,
+  stopped: AbortSignal,
+): Promise<string | undefined> {
+  // A restart spaced to stay inside the start limit must fire before the
+  // hold ends, or the exit's Restart= would add a start the spacing avoided.
+  const spaced = deps.restartDelayMs?.() ?? 0;
+  const holdMs = Math.max(deps.holdMs ?? holdForReplacementMs, spaced === 0 ? 0 : spaced + 30_000);
+  deps.gate.hold(
+    reason,
+    'restart the agent (`systemctl restart aks-flex-node-agent`) so the next daemon finishes; this one exits by itself within 2 minutes',
+  );
+  deps.log.warn({ reason, timeoutMs: holdMs }, 'not taking work until the daemon is restarted');
+  try {
+    await deps.sleep(holdMs, stopped);
+  } catch {
+    return undefined; // stopped: the restart came, exit as a stopped daemon does
+  }
+  return `${reason}, and it was not restarted within ${Math.round(holdMs / 1000)}s`;
+}

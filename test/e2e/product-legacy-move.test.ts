@@ -1,0 +1,118 @@
+import { rm } from 'node:fs/promises';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { exitCodes, statusResponseSchema, type StatusResponse } from '@aks-flex-node/api';
+import { describeWithProduct } from './harness/describe-with-product.js';
+import type { Host, ReleaseArchive } from './harness/index.js';
+import {
+  buildSecondRelease,
+  copyReleaseIn,
+  createReleaseDir,
+  formatCommandResult,
+  readProductStatus,
+  runAgentUpgrade,
+  runOrThrow,
+  waitForUnitState,
+  withHost,
+} from './harness/index.js';
+import { switchInOverLegacyRelease } from './harness/legacy-host.js';
+
+// A host as a release before the host root left it, taken over by this build
+// through the old daemon's AgentUpgrade (linked, not moved: last-good still
+// predates the host root), then moved into a real /opt/unbounded/agent by an
+// AgentUpgrade to a second build, and kept there across a reboot.
+const secondVersion = '0.2.0-e2e';
+const movedLib = '/opt/unbounded/agent/lib/aks-flex-node';
+
+async function status(host: Host): Promise<StatusResponse> {
+  return statusResponseSchema.parse(await readProductStatus(host));
+}
+
+async function waitForStatus(
+  host: Host,
+  accept: (status: StatusResponse) => boolean,
+  timeoutMs: number,
+): Promise<StatusResponse> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const seen = await status(host);
+      if (accept(seen)) return seen;
+      last = seen;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+  throw new Error(`status never matched on ${host.name}; last: ${JSON.stringify(last)}`);
+}
+
+async function shell(host: Host, script: string): Promise<string> {
+  return (await runOrThrow(host, ['/bin/bash', '-c', script])).stdout.trim();
+}
+
+describeWithProduct('product: a legacy host taken over, then moved', () => {
+  let releaseDir: string | undefined;
+  let release: ReleaseArchive;
+  beforeAll(async () => {
+    releaseDir = await createReleaseDir();
+    release = await buildSecondRelease(secondVersion, releaseDir);
+  }, 300_000);
+  afterAll(async () => {
+    if (releaseDir !== undefined) await rm(releaseDir, { recursive: true, force: true });
+  });
+
+  it('linked after this build is switched in; moved by the next AgentUpgrade; still there after a reboot', async () => {
+    await withHost({ variant: 'plain', name: 'legacy-move' }, async (host) => {
+      await switchInOverLegacyRelease(host);
+      await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
+
+      // Taken over: linked, not moved, because last-good predates the host root.
+      const linked = await waitForStatus(host, (s) => s.startup.gate === 'open', 90_000);
+      expect(linked.hostRoot).toMatchObject({ state: 'linked', resolved: '/usr/local' });
+      expect(linked.startup.move).toBe('not-ready');
+      expect(linked.startup.reason).toMatch(/last-good/);
+      expect(await shell(host, 'readlink /opt/unbounded/agent')).toBe('/usr/local');
+
+      // The AgentUpgrade that pushes the earlier release out of last-good.
+      const url = await copyReleaseIn(host, release);
+      const upgrade = await runAgentUpgrade(host, url, release.sha256);
+      expect(
+        upgrade.result.exitCode,
+        formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result),
+      ).toBe(exitCodes.ok.code);
+
+      const moved = await waitForStatus(
+        host,
+        (s) => s.hostRoot.state === 'installed' && s.startup.gate === 'open',
+        240_000,
+      );
+      expect(moved.startup.move).toBe('moved');
+      expect(moved.version.version).toBe(secondVersion);
+      expect(moved.daemon.executable.startsWith(`${movedLib}/`)).toBe(true);
+      await expectMovedLayout(host);
+
+      await host.reboot();
+      await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
+      const afterReboot = await waitForStatus(host, (s) => s.startup.gate === 'open', 90_000);
+      expect(afterReboot.hostRoot.state).toBe('installed');
+      expect(afterReboot.version.version).toBe(secondVersion);
+      expect(afterReboot.daemon.executable.startsWith(`${movedLib}/`)).toBe(true);
+      await expectMovedLayout(host);
+    });
+  }, 900_000);
+});
+
+/** A real /opt/unbounded/agent, nothing of the agent left under /usr/local, no unit naming it. */
+async function expectMovedLayout(host: Host): Promise<void> {
+  expect(
+    await shell(host, 'test -d /opt/unbounded/agent && ! test -L /opt/unbounded/agent && echo dir'),
+  ).toBe('dir');
+  expect(await shell(host, 'find /usr/local -name "aks-flex-node*" | sort')).toBe('');
+  expect(
+    await shell(host, 'grep -rl /usr/local /etc/systemd/system/ 2>/dev/null | sort || true'),
+  ).toBe('');
+  expect(await shell(host, `readlink -f ${movedLib}/aks-flex-node-current`)).toMatch(
+    new RegExp(`^${movedLib}/aks-flex-node-(blue|green)$`),
+  );
+}
