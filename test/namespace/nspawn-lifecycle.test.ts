@@ -13,6 +13,7 @@ start_daemon() {
   "$BINARY" agent --config /etc/daemon-config.json >> /tmp/daemon.log 2>&1 &
   daemon=$!
   wait_for_socket
+  wait_for_gate
 }
 stop_daemon() { kill -TERM "$daemon"; wait "$daemon" || true; rm -f /run/aks-flex-node/agent.sock; }
 trap 'kill -TERM "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null || true' EXIT
@@ -61,6 +62,9 @@ describe.skipIf(unavailable !== undefined)('the nspawn lifecycle helper on a pri
       String.raw`
       ${startDaemon}
       legacy_install
+      # Linked it stays: a last-good that predates the host root keeps the
+      # daemon from moving the files (the move's own suites cover that).
+      stand_in_last_good
       # The helper an earlier release left: not this build.
       printf '#!/bin/sh\necho earlier-helper\n' > /usr/local/bin/unbounded-agent-nspawn-lifecycle
       chmod 0755 /usr/local/bin/unbounded-agent-nspawn-lifecycle
