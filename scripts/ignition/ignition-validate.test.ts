@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostPaths } from '@aks-flex-node/layout';
+import { aclBaseConfig } from './acl-base-config.js';
 import type { IgnitionConfig } from './render-butane.js';
 import { renderButane } from './render-butane.js';
 
@@ -23,20 +24,7 @@ if (!hasValidator) {
   );
 }
 
-/** A config as the acl harness wrote it (spec/scripts.md 5.5), and settings quoted as the docs say. */
-const baseConfig = {
-  azure: {
-    bootstrapToken: { token: 'abcdef.0123456789abcdef' },
-    targetCluster: {
-      resourceId:
-        '/subscriptions/s/resourceGroups/g/providers/Microsoft.ContainerService/managedClusters/c',
-      location: 'westeurope',
-    },
-  },
-  agent: { nodeName: 'acl-node', requireMachineRegistration: true },
-  components: { kubernetes: '1.35.6' },
-  networking: { dnsServiceIP: '10.0.0.10', localDNS: { mode: 'Required' } },
-};
+/** Settings quoted as the docs say. */
 const bootstrapEnv = [
   "AKS_FLEX_NODE_AGENT_URL='https://example.test/aks-flex-node-linux-amd64.tar.gz?sig=a%2Fb&se=2026'",
   'AKS_FLEX_NODE_AGENT_SHA256=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
@@ -66,7 +54,7 @@ beforeAll(async () => {
     existsSync(script) ? await readFile(script) : '#!/usr/bin/env bash\nexit 0\n',
   );
   await writeFile(path.join(dir, 'bootstrap.env'), bootstrapEnv);
-  await writeFile(path.join(dir, 'base-config.json'), `${JSON.stringify(baseConfig)}\n`);
+  await writeFile(path.join(dir, 'base-config.json'), `${JSON.stringify(aclBaseConfig)}\n`);
   config = await renderButane(await readFile(templateFile, 'utf8'), dir);
 });
 

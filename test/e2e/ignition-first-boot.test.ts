@@ -8,6 +8,7 @@ import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
+import { aclBaseConfig } from '../../scripts/ignition/acl-base-config.js';
 import { describeWithProduct } from './harness/describe-with-product.js';
 import type { Host } from './harness/index.js';
 import {
@@ -36,20 +37,6 @@ const releaseDir = '/var/tmp/release';
 const archiveInHost = `${releaseDir}/${goArchiveName}`;
 /** The acl harness's probe (spec/scripts.md 5.4): every character systemd or a shell might touch. */
 const probe = `$HOME \${X} %h %% "q" \\ it's`;
-/** A config as the acl harness wrote it (spec/scripts.md 5.5). */
-const baseConfig = {
-  azure: {
-    bootstrapToken: { token: 'abcdef.0123456789abcdef' },
-    targetCluster: {
-      resourceId:
-        '/subscriptions/s/resourceGroups/g/providers/Microsoft.ContainerService/managedClusters/c',
-      location: 'westeurope',
-    },
-  },
-  agent: { nodeName: 'acl-node', requireMachineRegistration: true },
-  components: { kubernetes: '1.35.6' },
-  networking: { dnsServiceIP: '10.0.0.10', localDNS: { mode: 'Required' } },
-};
 
 if (!hasBootstrapScript()) {
   process.stderr.write(
@@ -137,7 +124,7 @@ async function isPresent(host: Host, file: string): Promise<boolean> {
   return (await host.run(['test', '-e', file])).exitCode === 0;
 }
 
-const validBase = `${JSON.stringify(baseConfig)}\n`;
+const validBase = `${JSON.stringify(aclBaseConfig)}\n`;
 
 describeWithProduct('ignition: first boot runs bootstrap.sh', () => {
   beforeAll(async () => {
