@@ -1,6 +1,15 @@
-import { mkdir, readdir, symlink } from 'node:fs/promises';
+import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { binaryFile, movingMarkerName, unitNames, type HostPaths } from '@aks-flex-node/layout';
+import {
+  binaryFile,
+  blueSlotFile,
+  currentLinkFile,
+  lastGoodLinkFile,
+  managedBinaryDir,
+  movingMarkerName,
+  unitNames,
+  type HostPaths,
+} from '@aks-flex-node/layout';
 import { acquireActivationLock } from '@aks-flex-node/lock';
 import { createSilentLogger, isAgentError } from '@aks-flex-node/log';
 import { describe, expect, it } from 'vitest';
@@ -173,6 +182,30 @@ describe('resetAgent', () => {
     expect(report.keptBinary).toBe(path.join(paths.root, binaryFile));
     expect(await exists(path.join(paths.root, movingMarkerName))).toBe(false);
     expect(await exists(paths.staging)).toBe(false);
+  });
+
+  it('daemon#8.4 a move stopped in pass 2 (legacy binary removed, its slots not yet): the removal is finished, so no root is left half', async () => {
+    const paths = await newHost();
+    await installAgent(paths.legacy);
+    await interruptMove(paths);
+    // Pass 2 removes the binary first; it was killed after that one file.
+    await rm(path.join(paths.legacy, binaryFile));
+    await writeFile(path.join(paths.legacy, 'bin/other-tool'), 'other\n');
+    const report = await resetAgent({ paths, effects: undefined, log });
+    expect(report.keptBinary).toBe(path.join(paths.root, binaryFile));
+    expect(report.removed).toEqual(
+      expect.arrayContaining([
+        path.join(paths.legacy, blueSlotFile),
+        path.join(paths.legacy, currentLinkFile),
+        path.join(paths.legacy, lastGoodLinkFile),
+      ]),
+    );
+    expect(await exists(path.join(paths.legacy, managedBinaryDir))).toBe(false);
+    expect(await readdir(path.join(paths.legacy, 'bin'))).toEqual(['other-tool']);
+    expect(await exists(path.join(paths.root, movingMarkerName))).toBe(false);
+    expect(await exists(path.join(paths.root, blueSlotFile))).toBe(true);
+    // A second reset finds a plain installed host and changes nothing.
+    expect((await resetAgent({ paths, effects: undefined, log })).removed).toEqual([]);
   });
 });
 

@@ -1,9 +1,10 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { isRegularExecutable } from '@aks-flex-node/agentbinary';
-import { makeIoError, removeOwned } from '@aks-flex-node/fs';
+import { exists, makeIoError, removeEmptyDir, removeOwned, syncFilesystem } from '@aks-flex-node/fs';
 import { hostRootState, removeHostRoot } from '@aks-flex-node/hostroot';
 import {
+  agentOnlyDirs,
   binaryFile,
   hostLayoutFiles,
   movingMarkerName,
@@ -17,9 +18,11 @@ import type { Logger } from '@aks-flex-node/log';
  * finish the move, and a later install would find a half-moved host. The
  * staging copy always goes. A root holding the marker is only copies while
  * the legacy root still has a binary that runs, so the copies go and the
- * host is left legacy-installed; otherwise the copy is the only one, and only
- * the marker goes, leaving it installed. The root directory, a link, an
- * operator's link and anything else in the root are kept.
+ * host is left legacy-installed; otherwise the copy is the only one (pass 2
+ * had started removing the legacy files), so pass 2's removals are finished
+ * and the marker goes, leaving it installed. Either way one root holds the
+ * whole agent and the other none of it. The root directory, a link, an
+ * operator's link and anything else in either root are kept.
  */
 export async function settleUnfinishedMove(paths: HostPaths, log: Logger): Promise<string[]> {
   const removed: string[] = [];
@@ -42,10 +45,33 @@ export async function settleUnfinishedMove(paths: HostPaths, log: Logger): Promi
   } else {
     log.warn(
       { root: paths.root, legacy: paths.legacy },
-      'the legacy root has no agent binary left; keeping the moved copy and removing only the marker',
+      'the legacy root has no agent binary left; keeping the moved copy and finishing the removal under the legacy root',
     );
+    removed.push(...(await removeLegacyLeftovers(paths, log)));
     await removeOwned(marker);
   }
   removed.push(marker);
   return removed;
 }
+
+/**
+ * What pass 2 of the move had left to remove under the legacy root when it
+ * stopped (spec hostroot 4.3): the rest of the layout, then the directories
+ * that held only the layout. Left there, the next daemon would find the agent
+ * installed under both roots and refuse to start, so a rejoin would fail.
+ * The legacy filesystem is synced before the marker goes, as pass 2 does, so
+ * a crash cannot keep the marker's removal and lose these.
+ */
+async function removeLegacyLeftovers(paths: HostPaths, log: Logger): Promise<string[]> {
+  const removed: string[] = [];
+  for (const file of hostLayoutFiles()) {
+    const target = path.join(paths.legacy, file);
+    if (!(await exists(target))) continue;
+    await removeOwned(target);
+    removed.push(target);
+  }
+  for (const dir of agentOnlyDirs()) await removeEmptyDir(path.join(paths.legacy, dir), log);
+  await syncFilesystem(paths.legacy);
+  return removed;
+}
+
