@@ -1,6 +1,8 @@
+import { rmSync } from 'node:fs';
 import { moveFailpoints } from '@aks-flex-node/failpoints';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { legacyHost } from './legacy-host.js';
+import { bundleMoveDriver, moveHost } from './move-driver.js';
 import { facts, namespaceUnavailable, runOnPrivateHost } from './private-host.js';
 import { rejoinHelpers } from './rejoin-host.js';
 
@@ -34,7 +36,6 @@ function resetAfterKillAt(failpoint: string) {
     done
     echo "fired=$fired"
     echo "kill_state=$(state) staging=$(test -e /opt/unbounded/agent.staging && echo yes || echo no)"
-    if [ "$fired" = no ]; then kill -TERM "$pid"; wait "$pid" 2>/dev/null || true; fi
     # The killed daemon's lockfile is refused until it is stale; never waited on.
     refused=0
     for _ in $(seq 1 40); do
@@ -64,11 +65,12 @@ describe.skipIf(unavailable !== undefined)('reset on a host the daemon was movin
     const failures: string[] = [];
     // AKS_FLEX_NODE_CRASH_ONLY=<substring> narrows the run while iterating.
     const only = process.env.AKS_FLEX_NODE_CRASH_ONLY ?? '';
-    for (const failpoint of moveFailpoints.filter((name) => name.includes(only))) {
+    // The undo's failpoints: the real daemon's copy always runs, so it never
+    // undoes; the library's driver reaches them below.
+    const passes = moveFailpoints.filter((name) => !name.startsWith('move/undo-'));
+    for (const failpoint of passes.filter((name) => name.includes(only))) {
       const run = resetAfterKillAt(failpoint);
       const seen = facts(run.stdout);
-      // The undo runs only when the copy cannot run; the real daemon's copy always can.
-      const reachable = !failpoint.startsWith('move/undo-');
       rows.push(
         [
           failpoint.padEnd(30),
@@ -85,7 +87,7 @@ describe.skipIf(unavailable !== undefined)('reset on a host the daemon was movin
       );
       const ok =
         run.status === 0 &&
-        seen.fired === (reachable ? 'yes' : 'no') &&
+        seen.fired === 'yes' &&
         seen.reset_exit?.startsWith('0') === true &&
         seen.reset_state === 'succeeded' &&
         seen.after_reset_left === '' &&
@@ -109,4 +111,65 @@ describe.skipIf(unavailable !== undefined)('reset on a host the daemon was movin
     );
     expect(failures).toEqual([]);
   }, 3_600_000);
+});
+
+/**
+ * The undo's kills, which the real daemon never reaches (its copy always
+ * runs): the move library itself (test/namespace/move-driver.ts) moves a
+ * host whose copy cannot run from /opt, and is killed at the failpoint while
+ * it puts the host back to linked. Then the same reset, rejoin and
+ * uninstall as above, with the built binary.
+ */
+describe.skipIf(unavailable !== undefined)('reset on a host whose move was being undone', () => {
+  let driver: { file: string; dir: string } | undefined;
+  beforeAll(async () => {
+    driver = await bundleMoveDriver();
+  }, 60_000);
+  afterAll(() => {
+    if (driver !== undefined) rmSync(driver.dir, { recursive: true, force: true });
+  });
+
+  it.each(moveFailpoints.filter((name) => name.startsWith('move/undo-')).map((fp) => [fp]))(
+    'daemon#8.4 killed at %s: reset leaves the legacy root whole and nothing of the move; rejoin and uninstall',
+    (fp) => {
+      if (driver === undefined) throw new Error('the move driver was not bundled');
+      const run = runOnPrivateHost(
+        String.raw`${moveHost}
+        ${rejoinHelpers}
+        legacy_host
+        parent_before=$(parent_snapshot)
+        touch /etc/refuse-opt
+        ARM=$FP daemon_start
+        echo "driver=$last"
+        echo "kill_state=$(root_state) staging=$(test -e /opt/unbounded/agent.staging && echo yes || echo no)"
+        set +e; "$BINARY" reset --json > /tmp/reset.json 2>/tmp/reset.err; echo "reset_exit=$?"; set -e
+        echo "reset_state=$(jq -r .state /tmp/reset.json 2>/dev/null)"
+        rm /etc/refuse-opt
+        echo "after_reset_left=$(reset_leftovers)"
+        echo "after_reset_agent=$(agent_verdict)"
+        echo "other_tool=$(cat /usr/local/bin/other-tool)"
+        rejoin
+        set +e; bash "$SCRIPTS/uninstall.sh" --force > /tmp/uninstall.out 2>&1; echo "uninstall_exit=$?"; set -e
+        echo "after_uninstall_left=$(agent_leftovers)"
+        [ "$parent_before" = "$(parent_snapshot)" ] && echo parent=kept || echo parent=changed`,
+        180_000,
+        { NODE: process.execPath, DRIVER: driver.file, FP: fp },
+      );
+      const seen = facts(run.stdout);
+      const context = `status ${run.status}\n${run.stdout}\n${run.stderr.slice(-3000)}`;
+      expect(run.status, context).toBe(0);
+      expect(seen, context).toMatchObject({
+        driver: 'killed',
+        reset_exit: '0',
+        reset_state: 'succeeded',
+        after_reset_left: '',
+        after_reset_agent: 'legacy',
+        other_tool: 'other',
+        uninstall_exit: '0',
+        after_uninstall_left: '',
+        parent: 'kept',
+      });
+      expect(seen.rejoin_state, context).toMatch(/^(installed|linked)$/);
+    },
+  );
 });

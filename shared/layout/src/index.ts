@@ -21,6 +21,7 @@ export {
   hostPathsUnder,
   nspawnUnitNames,
   queuedRestartUnitPrefix,
+  spacedRestartUnitPrefix,
   unitNames,
 } from './paths.js';
 export type { HostPaths } from './paths.js';

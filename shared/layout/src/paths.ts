@@ -157,3 +157,11 @@ export const nspawnUnitNames = {
   regenerateConfig: (machine: NspawnMachine) =>
     `unbounded-agent-regenerate-config@${machine}.service`,
 } as const;
+
+/**
+ * This product's own restart, spaced on a transient timer where the agent
+ * unit's failure counter cannot be reset (services/supervisor restart
+ * executor): the prefix of its unit, with a timestamp. Reset stops any still
+ * queued, for the same reason as {@link queuedRestartUnitPrefix}.
+ */
+export const spacedRestartUnitPrefix = 'aks-flex-node-agent-restart-';

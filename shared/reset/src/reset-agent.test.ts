@@ -114,8 +114,9 @@ describe('resetAgent', () => {
       `disable --now ${unitNames.bootstrap}`,
       `disable ${unitNames.agent} ${unitNames.agentSocket} ${unitNames.recovery} ${unitNames.localDnsNetwork}`,
       `stop ${unitNames.upgradeGuard}`,
-      `stop ${unitNames.agent}`,
+      // The socket before the agent, so no connection starts it again meanwhile.
       `stop ${unitNames.agentSocket}`,
+      `stop ${unitNames.agent}`,
       `stop ${unitNames.recovery}`,
       `stop ${unitNames.localDnsNetwork}`,
     ]);

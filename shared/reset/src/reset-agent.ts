@@ -129,11 +129,18 @@ async function stopAgentUnits(options: ResetAgentOptions, running: ReadonlySet<s
   }
 }
 
-/** The guard first (it may be rolling back), then the agent before the socket that would start it again. */
+/**
+ * The guard first (it may be rolling back). Then the socket before the agent:
+ * while the socket listens, any connection (a hook, this CLI's own request)
+ * starts the agent again, and a daemon starting mid-reset rewrites the units
+ * and helpers being removed (spec daemon 8.4, race 3). The agent Requires=
+ * its socket, so stopping the socket stops it too; its own stop then finds
+ * it stopped, or stops a daemon an earlier release's unit started alone.
+ */
 const stopOrder: readonly string[] = [
   unitNames.upgradeGuard,
-  unitNames.agent,
   unitNames.agentSocket,
+  unitNames.agent,
   unitNames.recovery,
   unitNames.localDnsNetwork,
 ];

@@ -16,7 +16,7 @@ function fakeRunner(answers: Record<string, Partial<CommandResult>>) {
 }
 
 describe('createSystemdResetEffects', () => {
-  it('cancels queued Go restart units and a queued job of the agent unit, and nothing else', async () => {
+  it("cancels the Go releases' queued restart units, this product's spaced restart units and a queued job of the agent unit, and nothing else", async () => {
     const { run, calls } = fakeRunner({
       'list-jobs --no-legend --plain': {
         stdout: `412 ${unitNames.agent} restart waiting\n413 other.service start waiting\n`,
@@ -24,7 +24,8 @@ describe('createSystemdResetEffects', () => {
     });
     await createSystemdResetEffects(createSilentLogger(), run).cancelQueuedRestarts();
     expect(calls).toEqual([
-      'systemctl stop aks-flex-node-agent-upgrade-restart-*.timer aks-flex-node-agent-upgrade-restart-*.service',
+      'systemctl stop aks-flex-node-agent-upgrade-restart-*.timer aks-flex-node-agent-upgrade-restart-*.service' +
+        ' aks-flex-node-agent-restart-*.timer aks-flex-node-agent-restart-*.service',
       'systemctl list-jobs --no-legend --plain',
       'systemctl cancel 412',
     ]);

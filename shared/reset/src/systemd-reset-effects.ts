@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { makeIoError } from '@aks-flex-node/fs';
-import { queuedRestartUnitPrefix, unitNames } from '@aks-flex-node/layout';
+import { queuedRestartUnitPrefix, spacedRestartUnitPrefix, unitNames } from '@aks-flex-node/layout';
 import { AgentError, isNotFound, messageOf, type Logger } from '@aks-flex-node/log';
 import { runCommand, type CommandResult, type CommandRunner } from '@aks-flex-node/systemd';
 import type { ResetEffects } from './reset-effects.js';
@@ -42,9 +42,14 @@ export function createSystemdResetEffects(
   };
   return {
     cancelQueuedRestarts: async () => {
-      // Patterns match loaded units only, so a host with none queued stops nothing.
-      const pattern = `${queuedRestartUnitPrefix}*`;
-      await mustSucceed(['stop', `${pattern}.timer`, `${pattern}.service`], [0, notLoadedStatus]);
+      // Patterns match loaded units only, so a host with none queued stops
+      // nothing. The Go releases' restart after a move's first pass, and this
+      // product's restart spaced to stay inside the start limit.
+      const patterns = [queuedRestartUnitPrefix, spacedRestartUnitPrefix].flatMap((prefix) => [
+        `${prefix}*.timer`,
+        `${prefix}*.service`,
+      ]);
+      await mustSucceed(['stop', ...patterns], [0, notLoadedStatus]);
       const jobs = await systemctl(['list-jobs', '--no-legend', '--plain']);
       for (const id of agentJobIds(jobs.stdout)) {
         log.info({ job: id, unit: unitNames.agent }, 'cancelling a queued job of the agent unit');

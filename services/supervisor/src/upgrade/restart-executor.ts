@@ -1,5 +1,5 @@
 import { AgentError, type Logger } from '@aks-flex-node/log';
-import { unitNames } from '@aks-flex-node/layout';
+import { spacedRestartUnitPrefix, unitNames } from '@aks-flex-node/layout';
 import { createSystemctl, runCommand, type CommandRunner } from '@aks-flex-node/systemd';
 import {
   monotonicMs,
@@ -92,7 +92,7 @@ export function createSystemdRestartExecutor(
         [
           '--quiet',
           '--collect',
-          `--unit=aks-flex-node-agent-restart-${Date.now()}`,
+          `--unit=${spacedRestartUnitPrefix}${Date.now()}`,
           `--on-active=${seconds}s`,
           '/usr/bin/systemctl',
           'restart',

@@ -1,0 +1,179 @@
+import { describe, expect, it } from 'vitest';
+import { operationSchema } from '@aks-flex-node/api';
+import { legacyHost } from './legacy-host.js';
+import { facts, namespaceUnavailable, runOnPrivateHost } from './private-host.js';
+import { rejoinHelpers } from './rejoin-host.js';
+
+const unavailable = namespaceUnavailable();
+if (unavailable !== undefined)
+  console.warn(`SKIPPED test/namespace/reset-during-move: ${unavailable}`);
+
+// The daemon as systemd runs it (INVOCATION_ID set, so it owns the units and
+// restarts through systemd), with systemctl and systemd-run replaced by fakes
+// that log their calls. The fake systemctl holds the move's daemon-reload
+// while /run/hold-move exists and the host root is mid-move (a real
+// directory holding `.moving`): the daemon is then paused inside its move,
+// holding the activation lock, its event loop and API alive, as during a
+// slow copy. Stopping the agent unit stops the daemon, as systemd would.
+const systemdFakes = String.raw`
+mkdir -p /run/fakebin /run/systemd/system
+cat > /run/fakebin/systemctl <<'FAKE'
+#!/bin/bash
+echo "$*" >> /run/systemctl.log
+case "$*" in
+  daemon-reload)
+    if [ -e /run/hold-move ] && [ -d /opt/unbounded/agent ] && [ ! -L /opt/unbounded/agent ] \
+      && [ -e /opt/unbounded/agent/.moving ]; then
+      touch /run/move-held
+      while [ -e /run/hold-move ]; do sleep 0.1; done
+      rm -f /run/move-held
+    fi ;;
+  is-active*) exit 3 ;; # inactive: the daemon here is not the unit install.sh asks about
+  *stop*aks-flex-node-agent.service*)
+    if [ -s /run/daemon.pid ]; then kill -TERM "$(cat /run/daemon.pid)" 2>/dev/null || true; fi ;;
+esac
+exit 0
+FAKE
+cat > /run/fakebin/systemd-run <<'FAKE'
+#!/bin/bash
+echo "systemd-run $*" >> /run/systemctl.log
+exit 0
+FAKE
+chmod 0755 /run/fakebin/systemctl /run/fakebin/systemd-run
+export PATH=/run/fakebin:$PATH
+state() { if [ -L /opt/unbounded/agent ]; then echo linked; elif [ -e /opt/unbounded/agent/.moving ]; then echo moving; elif [ -d /opt/unbounded/agent ]; then echo installed; else echo absent; fi; }
+snapshot() { find /opt /usr/local /etc/systemd/system /etc/aks-flex-node -printf '%p %y %m %l\n' | sort | sha256sum; }
+unit_daemon() { # binary: started as the agent unit would start it
+  INVOCATION_ID=namespace-test "$1" agent --config /etc/cfg.json >>/tmp/daemon.log 2>&1 &
+  pid=$!
+  echo "$pid" > /run/daemon.pid
+}
+status_of() { "$BINARY" status --json 2>/dev/null | jq -r "$1"; }
+wait_for() { # what, then a test command
+  local what=$1; shift
+  for _ in $(seq 1 300); do "$@" && return 0; sleep 0.1; done
+  echo "never: $what" >&2; tail -30 /tmp/daemon.log >&2; return 1
+}
+wait_gone() { for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }; sleep 0.1; done; return 1; }
+# A reset asked for while the move holds the lock: refused at once, nothing changed, no systemctl call.
+reset_refused() { # prefix
+  local before code start
+  before=$(snapshot)
+  : > /run/systemctl.log
+  start=$(date +%s%N)
+  set +e; "$BINARY" reset --json > /tmp/refused.out 2>/tmp/refused.err; code=$?; set -e
+  echo "$1_exit=$code"
+  echo "$1_ms=$(( ($(date +%s%N) - start) / 1000000 ))"
+  echo "$1_error=$(grep -h '^error:' /tmp/refused.out /tmp/refused.err | head -1)"
+  echo "$1_hint=$(grep -h '^hint:' /tmp/refused.out /tmp/refused.err | head -1)"
+  [ "$before" = "$(snapshot)" ] && echo "$1_unchanged=yes" || echo "$1_unchanged=no"
+  echo "$1_systemctl=$(grep -vc '^daemon-reload$' /run/systemctl.log || true)"
+  echo "$1_state=$(state) held=$(test -e /run/move-held && echo yes || echo no)"
+}
+`;
+
+/** Ends every scenario: reset's leftovers and which root holds the agent; a rejoin; uninstall. */
+const resetThenRejoin = String.raw`
+: > /run/systemctl.log
+"$BINARY" reset --json > /tmp/reset.json
+wait_gone && echo "daemon_stopped=yes"
+echo "reset_calls=$(paste -sd'|' /run/systemctl.log)"
+echo "after_reset_left=$(reset_leftovers)"
+echo "after_reset_agent=$(agent_verdict)"
+echo "after_reset_daemons=$(agent_daemons)"
+rm -f /run/daemon.pid
+rejoin
+set +e; bash "$SCRIPTS/uninstall.sh" --force > /tmp/uninstall.out 2>&1; echo "uninstall_exit=$?"; set -e
+echo "after_uninstall_left=$(agent_leftovers)"
+[ "$parent_before" = "$(parent_snapshot)" ] && echo parent=kept || echo parent=changed
+tail -1 /tmp/reset.json`;
+
+function expectRefused(seen: Record<string, string>, prefix: string) {
+  expect(seen[`${prefix}_exit`]).toBe('4');
+  expect(seen[`${prefix}_error`]).toBe(
+    'error: activation in progress: the host-root move is running, so a reset cannot start now',
+  );
+  expect(seen[`${prefix}_hint`]).toMatch(/^hint: wait for it to finish \(see `aks-flex-node status`\)/);
+  expect(seen[`${prefix}_unchanged`]).toBe('yes');
+  // Not one systemctl call from the refused reset: nothing stopped or disabled.
+  expect(seen[`${prefix}_systemctl`]).toBe('0');
+  expect(seen[`${prefix}_state`]).toBe('moving held=yes');
+  // Refused, never left waiting for the move.
+  expect(Number(seen[`${prefix}_ms`])).toBeLessThan(10_000);
+}
+
+function expectResetThenRejoin(seen: Record<string, string>, agentIn: string) {
+  expect(seen).toMatchObject({
+    daemon_stopped: 'yes',
+    after_reset_left: '',
+    after_reset_agent: agentIn,
+    after_reset_daemons: '0',
+    uninstall_exit: '0',
+    after_uninstall_left: '',
+    parent: 'kept',
+  });
+  // The queued restart is cancelled before anything else.
+  expect(seen.reset_calls?.split('|')[0]).toMatch(/^stop aks-flex-node-agent-upgrade-restart-\*/);
+  expect(seen.rejoin_state).toMatch(/^(installed|linked)$/);
+}
+
+describe.skipIf(unavailable !== undefined)('reset while the daemon runs its move', () => {
+  it('daemon#8.4 pass 1 paused (copy in place, units rewritten): reset is refused by the lock; once the restart is queued, reset cancels it and leaves the legacy install whole', () => {
+    const run = runOnPrivateHost(
+      String.raw`${legacyHost}
+      ${rejoinHelpers}
+      ${systemdFakes}
+      stage_parent
+      parent_before=$(parent_snapshot)
+      touch /run/hold-move
+      unit_daemon /usr/local/lib/aks-flex-node/aks-flex-node-current
+      wait_for "the move paused" test -e /run/move-held
+      echo "paused_gate=$(status_of .startup.gate)"
+      reset_refused refused
+      rm /run/hold-move
+      wait_for "the restart queued" sh -c '"$BINARY" status --json 2>/dev/null | grep -q restart-queued'
+      echo "queued_state=$(state) restart=$(grep -c 'restart.*aks-flex-node-agent.service' /run/systemctl.log)"
+      ${resetThenRejoin}`,
+      240_000,
+    );
+    expect(run.status, `${run.stdout}\n${run.stderr.slice(-3000)}`).toBe(0);
+    const seen = facts(run.stdout);
+    expect(seen.paused_gate).toBe('shut');
+    expectRefused(seen, 'refused');
+    expect(seen.queued_state).toBe('moving restart=1');
+    expectResetThenRejoin(seen, 'legacy');
+    const operation = operationSchema.parse(JSON.parse(run.stdout.trim().split('\n').at(-1) ?? ''));
+    expect(operation).toMatchObject({ kind: 'reset', state: 'succeeded' });
+    expect(operation.removed).toContain('/opt/unbounded/agent/.moving');
+  });
+
+  it('daemon#8.4 pass 2 paused (restarted from the copy, legacy files not yet removed): reset is refused by the lock; after the move, reset leaves the host-root install whole', () => {
+    const run = runOnPrivateHost(
+      String.raw`${legacyHost}
+      ${rejoinHelpers}
+      ${systemdFakes}
+      stage_parent
+      parent_before=$(parent_snapshot)
+      unit_daemon /usr/local/lib/aks-flex-node/aks-flex-node-current
+      wait_for "the restart queued" sh -c '"$BINARY" status --json 2>/dev/null | grep -q restart-queued'
+      # The queued restart, as systemd runs it: stop, then start what the unit names.
+      kill -TERM "$pid"; wait_gone
+      touch /run/hold-move
+      unit_daemon "$(unit_binary)"
+      wait_for "pass 2 paused" test -e /run/move-held
+      echo "paused_legacy=$(test -e /usr/local/lib/aks-flex-node/aks-flex-node-blue && echo kept || echo gone)"
+      reset_refused refused
+      rm /run/hold-move
+      wait_for "the move finished" sh -c '"$BINARY" status --json 2>/dev/null | grep -q "\"gate\":\"open\""'
+      echo "moved_state=$(state) move=$(status_of .startup.move)"
+      ${resetThenRejoin}`,
+      240_000,
+    );
+    expect(run.status, `${run.stdout}\n${run.stderr.slice(-3000)}`).toBe(0);
+    const seen = facts(run.stdout);
+    expect(seen.paused_legacy).toBe('kept');
+    expectRefused(seen, 'refused');
+    expect(seen.moved_state).toBe('installed move=moved');
+    expectResetThenRejoin(seen, 'host-root');
+  });
+});
