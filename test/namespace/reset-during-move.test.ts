@@ -14,7 +14,9 @@ if (unavailable !== undefined)
 // while /run/hold-move exists and the host root is mid-move (a real
 // directory holding `.moving`): the daemon is then paused inside its move,
 // holding the activation lock, its event loop and API alive, as during a
-// slow copy. Stopping the agent unit stops the daemon, as systemd would.
+// slow copy. It likewise holds reset's disable of the agent unit while
+// /run/hold-reset exists: reset is then paused holding the lock. Stopping the
+// agent unit stops the daemon, as systemd would.
 const systemdFakes = String.raw`
 mkdir -p /run/fakebin /run/systemd/system
 cat > /run/fakebin/systemctl <<'FAKE'
@@ -29,8 +31,24 @@ case "$*" in
       rm -f /run/move-held
     fi ;;
   is-active*) exit 3 ;; # inactive: the daemon here is not the unit install.sh asks about
-  *stop*aks-flex-node-agent.service*)
+  disable*aks-flex-node-agent.service*)
+    if [ -e /run/hold-reset ]; then
+      touch /run/reset-held
+      while [ -e /run/hold-reset ]; do sleep 0.1; done
+      rm -f /run/reset-held
+    fi ;;
+  --no-block*stop*aks-flex-node-agent.service*)
     if [ -s /run/daemon.pid ]; then kill -TERM "$(cat /run/daemon.pid)" 2>/dev/null || true; fi ;;
+  stop*aks-flex-node-agent.service*)
+    # As systemctl stop does: until the daemon has exited (a zombie has).
+    if [ -s /run/daemon.pid ]; then
+      p=$(cat /run/daemon.pid)
+      kill -TERM "$p" 2>/dev/null || true
+      for _ in $(seq 1 1200); do
+        { [ -e "/proc/$p" ] && ! grep -q ') Z ' "/proc/$p/stat"; } || break
+        sleep 0.1
+      done
+    fi ;;
 esac
 exit 0
 FAKE
@@ -175,5 +193,59 @@ describe.skipIf(unavailable !== undefined)('reset while the daemon runs its move
     expectRefused(seen, 'refused');
     expect(seen.moved_state).toBe('installed move=moved');
     expectResetThenRejoin(seen, 'host-root');
+  });
+
+  it('daemon#8.4 a daemon started while a reset holds the lock waits for it before judging or moving: nothing is copied, and the reset stops it and finishes', () => {
+    const run = runOnPrivateHost(
+      String.raw`${legacyHost}
+      ${rejoinHelpers}
+      ${systemdFakes}
+      stage_parent
+      parent_before=$(parent_snapshot)
+      ln -s /usr/local /opt/unbounded/agent
+      printf '[Unit]\n' > /etc/systemd/system/aks-flex-node-agent.socket
+      touch /run/hold-reset
+      reset_start=$(date +%s)
+      "$BINARY" reset --json > /tmp/reset.json 2>/tmp/reset.err &
+      reset_pid=$!
+      wait_for "reset paused" test -e /run/reset-held
+      unit_daemon /usr/local/lib/aks-flex-node/aks-flex-node-current
+      wait_for "the daemon waits for the lock" grep -q 'the activation lock is busy' /tmp/daemon.log
+      sleep 5 # longer than the stability interval and the move's readiness check
+      echo "during_move=$(status_of '.startup.move // "none"') gate=$(status_of .startup.gate)"
+      echo "during_state=$(state) staging=$(test -e /opt/unbounded/agent.staging && echo yes || echo no)"
+      rm /run/hold-reset
+      set +e; wait "$reset_pid"; echo "reset_exit=$?"; set -e
+      echo "reset_s=$(( $(date +%s) - reset_start ))"
+      wait_gone && echo "daemon_stopped=yes"
+      test -e /opt/unbounded/agent.staging || test -e /opt/unbounded/agent/.moving && echo moved_after=yes || echo moved_after=no
+      echo "after_reset_left=$(reset_leftovers)"
+      echo "after_reset_agent=$(agent_verdict)"
+      echo "after_reset_daemons=$(agent_daemons)"
+      rm -f /run/daemon.pid
+      rejoin
+      set +e; bash "$SCRIPTS/uninstall.sh" --force > /tmp/uninstall.out 2>&1; echo "uninstall_exit=$?"; set -e
+      echo "after_uninstall_left=$(agent_leftovers)"
+      [ "$parent_before" = "$(parent_snapshot)" ] && echo parent=kept || echo parent=changed`,
+      240_000,
+    );
+    expect(run.status, `${run.stdout}\n${run.stderr.slice(-3000)}`).toBe(0);
+    const seen = facts(run.stdout);
+    // How long the reset waited for the daemon it stopped: the daemon waits
+    // for the lock to judge (up to 60 s) and only then sees it was stopped.
+    console.log(`reset with a daemon waiting for its lock took ${seen.reset_s ?? '?'} s`);
+    expect(seen).toMatchObject({
+      during_move: 'none gate=shut',
+      during_state: 'linked staging=no',
+      moved_after: 'no',
+      reset_exit: '0',
+      daemon_stopped: 'yes',
+      after_reset_left: '',
+      after_reset_agent: 'legacy',
+      after_reset_daemons: '0',
+      uninstall_exit: '0',
+      after_uninstall_left: '',
+      parent: 'kept',
+    });
   });
 });
