@@ -111,7 +111,9 @@ function expectRefused(seen: Record<string, string>, prefix: string) {
   expect(seen[`${prefix}_error`]).toBe(
     'error: activation in progress: the host-root move is running, so a reset cannot start now',
   );
-  expect(seen[`${prefix}_hint`]).toMatch(/^hint: wait for it to finish \(see `aks-flex-node status`\)/);
+  expect(seen[`${prefix}_hint`]).toMatch(
+    /^hint: wait for it to finish \(see `aks-flex-node status`\)/,
+  );
   expect(seen[`${prefix}_unchanged`]).toBe('yes');
   // Not one systemctl call from the refused reset: nothing stopped or disabled.
   expect(seen[`${prefix}_systemctl`]).toBe('0');

@@ -7,7 +7,8 @@ import { facts, namespaceUnavailable, runOnPrivateHost } from './private-host.js
 import { rejoinHelpers } from './rejoin-host.js';
 
 const unavailable = namespaceUnavailable();
-if (unavailable !== undefined) console.warn(`SKIPPED test/namespace/reset-mid-move: ${unavailable}`);
+if (unavailable !== undefined)
+  console.warn(`SKIPPED test/namespace/reset-mid-move: ${unavailable}`);
 
 /**
  * Reset on a host whose move the daemon was killed in (spec daemon 8.4, race
@@ -99,7 +100,9 @@ describe.skipIf(unavailable !== undefined)('reset on a host the daemon was movin
         seen.parent === 'kept' &&
         seen.parent_mode === '750';
       if (!ok)
-        failures.push(`${failpoint}: status ${run.status}\n${run.stdout}\n${run.stderr.slice(-3000)}`);
+        failures.push(
+          `${failpoint}: status ${run.status}\n${run.stdout}\n${run.stderr.slice(-3000)}`,
+        );
     }
     console.log(
       [

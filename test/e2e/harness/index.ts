@@ -49,6 +49,16 @@ export {
 } from './release-archive.js';
 export type { ReleaseArchive } from './release-archive.js';
 export { runOrThrow } from './run-or-throw.js';
+export {
+  copyScriptsIn,
+  expectNothingOfTheAgent,
+  expectResetHost,
+  installAndStart,
+  packGoNamedArchive,
+  parentSnapshot,
+  runScript,
+  stageParent,
+} from './scripts-host.js';
 export type { CommandResult } from './run-process.js';
 export { formatCommandResult } from './run-process.js';
 export { describeSelinuxSupport } from './selinux.js';
