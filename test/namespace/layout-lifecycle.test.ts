@@ -136,3 +136,48 @@ describe.skipIf(unavailable !== undefined)(
     });
   },
 );
+
+describe.skipIf(unavailable !== undefined)(
+  'reset on a mid-move host whose /usr/local became read-only',
+  () => {
+    it('daemon#8.4 reset stops at the first legacy file with a hint, and finishes once /usr/local is writable again', () => {
+      const run = runOnPrivateHost(
+        String.raw`${legacyHost}
+      ${rejoinHelpers}
+      stage_parent
+      parent_before=$(parent_snapshot)
+      AKS_FLEX_NODE_FAILPOINT=move/copy-renamed run_daemon_until_exit_or_gate s /usr/local/lib/aks-flex-node/aks-flex-node-current
+      mount -o remount,ro /usr/local
+      sleep 11 # the killed daemon's lockfile goes stale
+      set +e; "$BINARY" reset > /tmp/ro.out 2>&1; echo "ro_exit=$?"; set -e
+      echo "ro_error=$(grep '^error:' /tmp/ro.out)"
+      echo "ro_hint=$(grep '^hint:' /tmp/ro.out)"
+      mount -o remount,rw /usr/local
+      "$BINARY" reset --json > /tmp/reset.json
+      echo "rw_reset=$(jq -r .state /tmp/reset.json)"
+      echo "after_reset_left=$(reset_leftovers)"
+      echo "after_reset_agent=$(agent_verdict)"
+      rejoin
+      set +e; bash "$SCRIPTS/uninstall.sh" --force > /tmp/uninstall.out 2>&1; echo "uninstall_exit=$?"; set -e
+      echo "after_uninstall_left=$(agent_leftovers)"
+      [ "$parent_before" = "$(parent_snapshot)" ] && echo parent=kept || echo parent=changed`,
+        240_000,
+      );
+      const context = `status ${run.status}\n${run.stdout}\n${run.stderr.slice(-3000)}`;
+      expect(run.status, context).toBe(0);
+      const seen = facts(run.stdout);
+      expect(seen, context).toMatchObject({
+        ro_exit: '1',
+        ro_hint:
+          'hint: /usr/local/bin is on a read-only filesystem: make it writable (for /usr/local, `mount -o remount,rw /usr/local`), then run `aks-flex-node reset` again',
+        rw_reset: 'succeeded',
+        after_reset_left: '',
+        after_reset_agent: 'legacy',
+        uninstall_exit: '0',
+        after_uninstall_left: '',
+        parent: 'kept',
+      });
+      expect(seen.ro_error, context).toMatch(/^error: remove \/usr\/local\/bin\/\S+: EROFS/);
+    });
+  },
+);

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { exists, removeOwned } from '@aks-flex-node/fs';
 import { unitNames, type HostPaths } from '@aks-flex-node/layout';
-import type { Logger } from '@aks-flex-node/log';
+import { AgentError, errnoCode, messageOf, type Logger } from '@aks-flex-node/log';
 import { findKeptBinary } from './find-kept-binary.js';
 import type { ResetEffects } from './reset-effects.js';
 import { resetTargets, resetUnits } from './reset-targets.js';
@@ -88,7 +88,7 @@ export async function resetAgent(options: ResetAgentOptions): Promise<ResetRepor
   phase('remove-files');
   for (const target of resetTargets(paths)) {
     if (!(await exists(target))) continue;
-    await removeOwned(target);
+    await removeOwnedForReset(target);
     removed.push(target);
   }
 
@@ -144,3 +144,27 @@ const stopOrder: readonly string[] = [
   unitNames.recovery,
   unitNames.localDnsNetwork,
 ];
+
+/**
+ * Removes one of reset's files, naming the operator's next step when it
+ * cannot: most often a /usr/local made read-only while an earlier release's
+ * helpers are still there. What came before stays done, and a second reset
+ * carries on from here. Throws HOST_ROOT_IO.
+ */
+async function removeOwnedForReset(target: string): Promise<void> {
+  try {
+    await removeOwned(target);
+  } catch (error) {
+    // removeOwned's error keeps the system error as its cause.
+    const readOnly = [error, error instanceof Error ? error.cause : undefined].some(
+      (e) => errnoCode(e) === 'EROFS',
+    );
+    throw new AgentError('HOST_ROOT_IO', messageOf(error), {
+      path: target,
+      cause: error,
+      hint: readOnly
+        ? `${path.dirname(target)} is on a read-only filesystem: make it writable (for /usr/local, \`mount -o remount,rw /usr/local\`), then run \`aks-flex-node reset\` again`
+        : `fix what keeps ${target} from being removed, then run \`aks-flex-node reset\` again`,
+    });
+  }
+}

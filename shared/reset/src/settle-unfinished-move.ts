@@ -1,7 +1,13 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { isRegularExecutable } from '@aks-flex-node/agentbinary';
-import { exists, makeIoError, removeEmptyDir, removeOwned, syncFilesystem } from '@aks-flex-node/fs';
+import {
+  exists,
+  makeIoError,
+  removeEmptyDir,
+  removeOwned,
+  syncFilesystem,
+} from '@aks-flex-node/fs';
 import { hostRootState, removeHostRoot } from '@aks-flex-node/hostroot';
 import {
   agentOnlyDirs,
@@ -74,4 +80,3 @@ async function removeLegacyLeftovers(paths: HostPaths, log: Logger): Promise<str
   await syncFilesystem(paths.legacy);
   return removed;
 }
-
