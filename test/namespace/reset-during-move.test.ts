@@ -251,3 +251,66 @@ describe.skipIf(unavailable !== undefined)('reset while the daemon runs its move
     });
   });
 });
+
+describe.skipIf(unavailable !== undefined)(
+  'reset while the daemon is frozen inside its move',
+  () => {
+    it('daemon#8.4 the daemon stopped dead (SIGSTOP) in pass 1: the CLI gives up on it, the offline reset is refused by the Go flock the daemon still holds, and nothing changes; once it runs again and is gone, reset works', () => {
+      const run = runOnPrivateHost(
+        String.raw`${legacyHost}
+      ${rejoinHelpers}
+      ${systemdFakes}
+      stage_parent
+      parent_before=$(parent_snapshot)
+      touch /run/hold-move
+      unit_daemon /usr/local/lib/aks-flex-node/aks-flex-node-current
+      wait_for "the move paused" test -e /run/move-held
+      # Frozen: no request answered, the lockfile no longer refreshed.
+      kill -STOP "$pid"
+      before=$(snapshot)
+      set +e; "$BINARY" reset --json > /tmp/frozen.out 2>/tmp/frozen.err; echo "frozen_exit=$?"; set -e
+      echo "frozen_error=$(grep -h '^error:' /tmp/frozen.out /tmp/frozen.err | head -1)"
+      [ "$before" = "$(snapshot)" ] && echo frozen_unchanged=yes || echo frozen_unchanged=no
+      echo "frozen_disables=$(grep -c '^disable' /run/systemctl.log || true)"
+      rm /run/hold-move
+      kill -CONT "$pid"
+      # It finds its lock taken over meanwhile and exits rather than carry on;
+      # or, stopped by the reset below, like any daemon.
+      for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      wait "$pid" 2>/dev/null || true
+      echo "thawed_state=$(state)"
+      for _ in $(seq 1 40); do
+        set +e; "$BINARY" reset --json > /tmp/reset.json 2>/dev/null; code=$?; set -e
+        [ "$code" = 4 ] || break; sleep 0.5
+      done
+      echo "reset_exit=$code state=$(jq -r .state /tmp/reset.json)"
+      echo "after_reset_left=$(reset_leftovers)"
+      echo "after_reset_agent=$(agent_verdict)"
+      echo "after_reset_daemons=$(agent_daemons)"
+      rm -f /run/daemon.pid
+      rejoin
+      set +e; bash "$SCRIPTS/uninstall.sh" --force > /tmp/uninstall.out 2>&1; echo "uninstall_exit=$?"; set -e
+      echo "after_uninstall_left=$(agent_leftovers)"
+      [ "$parent_before" = "$(parent_snapshot)" ] && echo parent=kept || echo parent=changed`,
+        240_000,
+      );
+      expect(run.status, `${run.stdout}\n${run.stderr.slice(-3000)}`).toBe(0);
+      const seen = facts(run.stdout);
+      expect(seen).toMatchObject({
+        frozen_exit: '4',
+        frozen_unchanged: 'yes',
+        frozen_disables: '0',
+        reset_exit: '0 state=succeeded',
+        after_reset_left: '',
+        after_reset_agent: 'legacy',
+        after_reset_daemons: '0',
+        uninstall_exit: '0',
+        after_uninstall_left: '',
+        parent: 'kept',
+      });
+      expect(seen.frozen_error).toMatch(
+        /^error: activation in progress: \/run\/aks-flex-node-agent-upgrade\.lock is held/,
+      );
+    });
+  },
+);
