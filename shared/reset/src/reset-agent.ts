@@ -148,7 +148,8 @@ const stopOrder: readonly string[] = [
 /**
  * Removes one of reset's files, naming the operator's next step when it
  * cannot: most often a /usr/local made read-only while an earlier release's
- * helpers are still there. What came before stays done, and a second reset
+ * helpers are still there, or, inside the daemon, a unit sandbox that leaves
+ * /usr/local read-only on a host with nothing of the agent there. What came before stays done, and a second reset
  * carries on from here. Throws HOST_ROOT_IO.
  */
 async function removeOwnedForReset(target: string): Promise<void> {
@@ -163,7 +164,7 @@ async function removeOwnedForReset(target: string): Promise<void> {
       path: target,
       cause: error,
       hint: readOnly
-        ? `${path.dirname(target)} is on a read-only filesystem: make it writable (for /usr/local, \`mount -o remount,rw /usr/local\`), then run \`aks-flex-node reset\` again`
+        ? `${path.dirname(target)} is read-only here: remount it read-write where it is mounted read-only (\`mount -o remount,rw /usr/local\`), stop the agent, whose sandbox may keep it read-only (\`systemctl stop aks-flex-node-agent\`), then run \`aks-flex-node reset\` again`
         : `fix what keeps ${target} from being removed, then run \`aks-flex-node reset\` again`,
     });
   }
