@@ -109,14 +109,10 @@ async function expectMovedLayout(host: Host): Promise<void> {
     await shell(host, 'test -d /opt/unbounded/agent && ! test -L /opt/unbounded/agent && echo dir'),
   ).toBe('dir');
   expect(await shell(host, 'find /usr/local -name "aks-flex-node*" | sort')).toBe('');
-  // The one mention left is the confinement's optional write path
-  // (`ReadWritePaths=... -/usr/local`, docs/hardening.md): the daemon that
-  // finishes a move, and reset, remove files there. No unit runs anything from it.
+  // Not even the confinement's write path: it is rendered only while the
+  // legacy root holds files of the agent (docs/hardening.md).
   expect(
-    await shell(
-      host,
-      "grep -rh /usr/local /etc/systemd/system/ 2>/dev/null | grep -v '^ReadWritePaths=' | sort || true",
-    ),
+    await shell(host, 'grep -rl /usr/local /etc/systemd/system/ 2>/dev/null | sort || true'),
   ).toBe('');
   expect(await shell(host, `readlink -f ${movedLib}/aks-flex-node-current`)).toMatch(
     new RegExp(`^${movedLib}/aks-flex-node-(blue|green)$`),

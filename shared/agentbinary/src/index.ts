@@ -5,7 +5,13 @@ export { agentBinaryPathsUnder } from './agent-binary-paths.js';
 export type { AgentBinaryPaths } from './agent-binary-paths.js';
 export { convergeHostInstall } from './install/converge-host-install.js';
 export { isRegularExecutable } from './ensure-layout.js';
-export { fillTemplate, renderServiceAssets, writeServiceAssets } from './install/service-assets.js';
+export {
+  fillTemplate,
+  renderServiceAssets,
+  serviceAssetsForHost,
+  writeServiceAssets,
+  type LegacyRootUse,
+} from './install/service-assets.js';
 export type { ServiceAsset } from './install/service-assets.js';
 export { resolveIfPresent } from './resolve-link.js';
 export { readUpgradeSignal } from './signal/upgrade-signal-file.js';
