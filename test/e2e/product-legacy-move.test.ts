@@ -8,13 +8,16 @@ import {
   copyReleaseIn,
   createReleaseDir,
   formatCommandResult,
+  readJournal,
   readProductStatus,
   runAgentUpgrade,
   runOrThrow,
   waitForUnitState,
   withHost,
 } from './harness/index.js';
+import { goScriptConfig } from './harness/go-script-config.js';
 import { switchInOverLegacyRelease } from './harness/legacy-host.js';
+import { execPaths, movedHelper } from './harness/nspawn-stand-in.js';
 
 // A host as a release before the host root left it, taken over by this build
 // through the old daemon's AgentUpgrade (linked, not moved: last-good still
@@ -99,6 +102,18 @@ describeWithProduct('product: a legacy host taken over, then moved', () => {
       expect(afterReboot.version.version).toBe(secondVersion);
       expect(afterReboot.daemon.executable.startsWith(`${movedLib}/`)).toBe(true);
       await expectMovedLayout(host);
+
+      // The machine's start runs pre-start, which asks the moved daemon; the
+      // hooks keep naming the helper under the host root.
+      await runOrThrow(host, ['systemctl', 'start', 'systemd-nspawn@kube1.service']);
+      await waitForUnitState(host, 'systemd-nspawn@kube1.service', 'active');
+      const hook = await readJournal(host, 'unbounded-agent-regenerate-config@kube1.service');
+      expect(hook).toContain(`the daemon regenerated the hooks of kube1: they run ${movedHelper}`);
+      const loaded = await execPaths(host);
+      expect(loaded.preStart).toContain(`path=${movedHelper} `);
+      expect(loaded.postStart).toContain(`path=${movedHelper} `);
+      // The Go-rendered config came through the take-over, the move and the reboot byte for byte.
+      expect(await shell(host, 'cat /etc/aks-flex-node/config.json')).toBe(goScriptConfig.trim());
     });
   }, 900_000);
 });
@@ -108,7 +123,13 @@ async function expectMovedLayout(host: Host): Promise<void> {
   expect(
     await shell(host, 'test -d /opt/unbounded/agent && ! test -L /opt/unbounded/agent && echo dir'),
   ).toBe('dir');
-  expect(await shell(host, 'find /usr/local -name "aks-flex-node*" | sort')).toBe('');
+  expect(
+    await shell(host, 'find /usr/local -name "aks-flex-node*" -o -name "unbounded-agent*" | sort'),
+  ).toBe('');
+  // The move rewrote the earlier release's hooks to this release's helper under the host root.
+  const hooks = await execPaths(host);
+  expect(hooks.preStart).toContain(`path=${movedHelper} `);
+  expect(hooks.postStart).toContain(`path=${movedHelper} `);
   // Not even the confinement's write path: it is rendered only while the
   // legacy root holds files of the agent (docs/hardening.md).
   expect(
