@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { exitCodes, statusResponseSchema, type StatusResponse } from '@aks-flex-node/api';
+import { exitCodes } from '@aks-flex-node/api';
 import { describeWithProduct } from './harness/describe-with-product.js';
 import type { Host, ReleaseArchive } from './harness/index.js';
 import {
@@ -9,13 +9,13 @@ import {
   createReleaseDir,
   formatCommandResult,
   readJournal,
-  readProductStatus,
   runAgentUpgrade,
   runOrThrow,
   waitForUnitState,
   withHost,
 } from './harness/index.js';
 import { goScriptConfig } from './harness/go-script-config.js';
+import { waitForProductStatus } from './harness/product-status.js';
 import { switchInOverLegacyRelease } from './harness/legacy-host.js';
 import { execPaths, movedHelper } from './harness/nspawn-stand-in.js';
 
@@ -25,30 +25,6 @@ import { execPaths, movedHelper } from './harness/nspawn-stand-in.js';
 // AgentUpgrade to a second build, and kept there across a reboot.
 const secondVersion = '0.2.0-e2e';
 const movedLib = '/opt/unbounded/agent/lib/aks-flex-node';
-
-async function status(host: Host): Promise<StatusResponse> {
-  return statusResponseSchema.parse(await readProductStatus(host));
-}
-
-async function waitForStatus(
-  host: Host,
-  accept: (status: StatusResponse) => boolean,
-  timeoutMs: number,
-): Promise<StatusResponse> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const seen = await status(host);
-      if (accept(seen)) return seen;
-      last = seen;
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
-  throw new Error(`status never matched on ${host.name}; last: ${JSON.stringify(last)}`);
-}
 
 async function shell(host: Host, script: string): Promise<string> {
   return (await runOrThrow(host, ['/bin/bash', '-c', script])).stdout.trim();
@@ -71,7 +47,7 @@ describeWithProduct('product: a legacy host taken over, then moved', () => {
       await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
 
       // Taken over: linked, not moved, because last-good predates the host root.
-      const linked = await waitForStatus(host, (s) => s.startup.gate === 'open', 90_000);
+      const linked = await waitForProductStatus(host, (s) => s.startup.gate === 'open', 90_000);
       expect(linked.hostRoot).toMatchObject({ state: 'linked', resolved: '/usr/local' });
       expect(linked.startup.move).toBe('not-ready');
       expect(linked.startup.reason).toMatch(/last-good/);
@@ -85,7 +61,7 @@ describeWithProduct('product: a legacy host taken over, then moved', () => {
         formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result),
       ).toBe(exitCodes.ok.code);
 
-      const moved = await waitForStatus(
+      const moved = await waitForProductStatus(
         host,
         (s) => s.hostRoot.state === 'installed' && s.startup.gate === 'open',
         240_000,
@@ -97,7 +73,11 @@ describeWithProduct('product: a legacy host taken over, then moved', () => {
 
       await host.reboot();
       await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
-      const afterReboot = await waitForStatus(host, (s) => s.startup.gate === 'open', 90_000);
+      const afterReboot = await waitForProductStatus(
+        host,
+        (s) => s.startup.gate === 'open',
+        90_000,
+      );
       expect(afterReboot.hostRoot.state).toBe('installed');
       expect(afterReboot.version.version).toBe(secondVersion);
       expect(afterReboot.daemon.executable.startsWith(`${movedLib}/`)).toBe(true);
