@@ -103,6 +103,17 @@ async function installV1(paths: HostPaths): Promise<void> {
   await writeFile(binary, agentScript('v1'), { mode: 0o755 });
 }
 
+/** A switched-before layout: blue and green slots, `current` and `last-good` naming blue. */
+async function installedBlue(paths: HostPaths): Promise<void> {
+  await installV1(paths);
+  const layout = agentBinaryPathsUnder(paths.root);
+  await mkdir(layout.slotDir, { recursive: true });
+  await writeFile(layout.blue, agentScript('v1'), { mode: 0o755 });
+  await writeFile(layout.green, agentScript('v0'), { mode: 0o755 });
+  await symlink(layout.blue, layout.current);
+  await symlink(layout.blue, layout.lastGood);
+}
+
 async function writeSignal(paths: HostPaths, signal: Record<string, unknown>): Promise<void> {
   await mkdir(paths.configDir, { recursive: true });
   await writeFile(paths.signalFile, JSON.stringify(signal));
@@ -222,11 +233,14 @@ describe('the upgrade service: refusals and cancels', () => {
     await held;
   });
 
-  it('a refusal by the guard fails the accepted operation, records it, and restarts nothing', async () => {
+  // The guard runs under the lock before stageAndSwitch, so a refusal writes nothing (spec agentbinary §3.4 step 1).
+  it('agentbinary§3.4 step 1 a refusal by the guard fails the accepted operation, records it, changes no link or slot, writes no signal and restarts nothing', async () => {
     const refusal = new AgentError('UPGRADE_REFUSED', '/usr/local/bin/aks-flex-node still runs');
     const { service, paths, restarts } = await newService({
       guard: () => Promise.reject(refusal),
     });
+    await installedBlue(paths);
+    const green = agentBinaryPathsUnder(paths.root).green;
     const accepted = await service.begin({ source: { url: sourceUrl } });
     expect(accepted).toMatchObject({ state: 'running', sourceUrl });
     await service.drain();
@@ -237,6 +251,11 @@ describe('the upgrade service: refusals and cancels', () => {
     });
     await access(path.join(paths.operationsDir, `${accepted.id}.json`));
     await expect(access(paths.signalFile)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await selection(paths)).toEqual({
+      current: 'aks-flex-node-blue',
+      lastGood: 'aks-flex-node-blue',
+    });
+    expect(await readFile(green, 'utf8')).toBe(agentScript('v0'));
     expect(restarts).toEqual([]);
   });
 
@@ -246,19 +265,15 @@ describe('the upgrade service: refusals and cancels', () => {
       // current moved back to blue without a restart: this process still runs green.
       running: (p) => agentBinaryPathsUnder(p.root).green,
     });
-    await installV1(paths);
+    await installedBlue(paths);
     const layout = agentBinaryPathsUnder(paths.root);
-    await mkdir(layout.slotDir, { recursive: true });
-    await writeFile(layout.blue, agentScript('v1'), { mode: 0o755 });
-    await writeFile(layout.green, agentScript('v2'), { mode: 0o755 });
-    await symlink(layout.blue, layout.current);
     const accepted = await service.begin({ source: { url: sourceUrl } });
     await service.drain();
     expect(await service.get(accepted.id)).toMatchObject({
       state: 'failed',
       message: expect.stringMatching(/is the binary this daemon runs/) as unknown,
     });
-    expect(await readFile(layout.green, 'utf8')).toBe(agentScript('v2'));
+    expect(await readFile(layout.green, 'utf8')).toBe(agentScript('v0'));
     await expect(access(paths.signalFile)).rejects.toMatchObject({ code: 'ENOENT' });
     expect(restarts).toEqual([]);
   });
