@@ -1,5 +1,5 @@
-// Over 200 lines: one table of the service's paths (switch, cancel, refusals,
-// lookups) over one fixture of a real layout under a temporary root.
+// Over 300 lines: one fixture of a real layout under a temporary root, shared by the
+// service's paths (switch per source kind, refusals, cancel, lookups); split, each would repeat it.
 import {
   access,
   mkdir,
