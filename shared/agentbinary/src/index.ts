@@ -24,6 +24,7 @@ export { judgeStartedUpgrade } from './upgrade/judge-started-upgrade.js';
 export type { JudgeOutcome } from './upgrade/judge-started-upgrade.js';
 export { readOperationRecord, writeOperationRecord } from './upgrade/operation-records.js';
 export { recoverAgentUpgrade } from './upgrade/recover-agent-upgrade.js';
+export { refusePendingUpgrade } from './upgrade/refuse-pending-upgrade.js';
 export { stageAndSwitch } from './upgrade/stage-and-switch.js';
 export { snapshotGraceMs, sweepUpgradeLeftovers } from './upgrade/sweep-leftovers.js';
 export type { LeftoverPlaces } from './upgrade/sweep-leftovers.js';
