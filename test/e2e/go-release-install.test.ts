@@ -11,6 +11,7 @@ import {
   withHost,
   writeHostFile,
 } from './harness/index.js';
+import { goScriptConfig } from './harness/go-script-config.js';
 import { productBinary } from './harness/product.js';
 import { releaseArchiveFile } from './harness/release-archive.js';
 
@@ -23,30 +24,6 @@ import { releaseArchiveFile } from './harness/release-archive.js';
 /** The archive `pnpm build` wrote beside the binary. */
 const releaseArchive = path.join(path.dirname(productBinary), releaseArchiveFile);
 const releasesInHost = '/var/tmp/releases/download/0.1.0';
-
-/** A config as the Go bootstrap.sh renders it: MSI auth, a target cluster, labels, the agent section. */
-const goConfig = `${JSON.stringify(
-  {
-    azure: {
-      tenantId: 'base-tenant',
-      targetCluster: {
-        resourceId:
-          '/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c1',
-      },
-      targetAgentPoolName: 'aksflexnodes',
-      resourceManagerEndpoint: 'https://management.azure.com',
-      arc: { enabled: false },
-      managedIdentity: { clientId: 'cli-msi' },
-    },
-    bootstrap: { ociImage: 'mcr.microsoft.com/aks/flex-node/bootstrap:1' },
-    components: {},
-    networking: {},
-    labels: { base: 'true' },
-    agent: { nodeName: 'e2e-node', logDir: '/var/log/aks-flex-node', logLevel: 'info' },
-  },
-  null,
-  2,
-)}\n`;
 
 /** The Go install.sh's steps, as a script in the host. */
 const goInstall = String.raw`set -euo pipefail
@@ -65,7 +42,7 @@ describeWithProduct("an earlier release's way of installing takes this build", (
   it('plain host: curl, tar, the one member, the Go config, then start brings the agent up', async () => {
     await withHost({ variant: 'plain', name: 'go-install' }, async (host) => {
       await copyIn(host, releaseArchive, `${releasesInHost}/${releaseArchiveFile}`, 0o644);
-      await writeHostFile(host, '/var/tmp/go-config.json', goConfig, 0o600);
+      await writeHostFile(host, '/var/tmp/go-config.json', goScriptConfig, 0o600);
       const configDigest = (await runOrThrow(host, goInstall)).stdout.trim();
 
       // While a Go release holds its flock, start is refused at once and installs nothing.

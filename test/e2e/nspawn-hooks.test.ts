@@ -7,53 +7,16 @@ import {
   waitForUnitState,
   productUnits,
   withHost,
-  type Host,
 } from './harness/index.js';
 import { writeHostFile } from './harness/write-host-file.js';
-
-// A nested container cannot boot inside the test host, so the machine's unit
-// is a stand-in: a `systemd-nspawn@.service` template in /etc (which shadows
-// any packaged one) whose service only sleeps. Everything the product adds,
-// the regenerate-config unit and the override drop-in, applies to it exactly
-// as it would to the real template.
-const standInMachineTemplate = `[Unit]
-Description=Stand-in for the nspawn machine %i
-
-[Service]
-ExecStart=/bin/sleep infinity
-`;
-
-const units = '/etc/systemd/system';
-const legacyHelper = '/usr/local/bin/unbounded-agent-nspawn-lifecycle';
-const movedHelper = '/opt/unbounded/agent/bin/unbounded-agent-nspawn-lifecycle';
-
-/** The hooks an earlier release wrote for kube1, naming its helper under /usr/local. */
-const earlierReleaseHooks = {
-  unit: `[Unit]
-Before=systemd-nspawn@kube1.service
-
-[Service]
-Type=oneshot
-ExecStart=${legacyHelper} nspawn-lifecycle pre-start kube1
-Restart=on-failure
-`,
-  override: `[Unit]
-Wants=unbounded-agent-regenerate-config@kube1.service
-After=unbounded-agent-regenerate-config@kube1.service
-
-[Service]
-ExecStartPost=${legacyHelper} nspawn-lifecycle post-start kube1
-`,
-};
-
-async function execPaths(host: Host): Promise<{ preStart: string; postStart: string }> {
-  const show = async (unit: string, property: string) =>
-    (await runOrThrow(host, ['systemctl', 'show', '--value', '-p', property, unit])).stdout;
-  return {
-    preStart: await show('unbounded-agent-regenerate-config@kube1.service', 'ExecStart'),
-    postStart: await show('systemd-nspawn@kube1.service', 'ExecStartPost'),
-  };
-}
+import {
+  earlierReleaseHooks,
+  execPaths,
+  legacyHelper,
+  movedHelper,
+  standInMachineTemplate,
+  units,
+} from './harness/nspawn-stand-in.js';
 
 describeWithProduct('product: the nspawn hooks under systemd', () => {
   it('starting the machine runs pre-start through the daemon; hooks from /usr/local move to the helper under the host root', async () => {

@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { exitCodes, statusResponseSchema, type StatusResponse } from '@aks-flex-node/api';
+import { exitCodes } from '@aks-flex-node/api';
 import { describeWithProduct } from './harness/describe-with-product.js';
 import type { Host, ReleaseArchive } from './harness/index.js';
 import {
@@ -8,13 +8,16 @@ import {
   copyReleaseIn,
   createReleaseDir,
   formatCommandResult,
-  readProductStatus,
+  readJournal,
   runAgentUpgrade,
   runOrThrow,
   waitForUnitState,
   withHost,
 } from './harness/index.js';
+import { goScriptConfig } from './harness/go-script-config.js';
+import { waitForProductStatus } from './harness/product-status.js';
 import { switchInOverLegacyRelease } from './harness/legacy-host.js';
+import { execPaths, movedHelper } from './harness/nspawn-stand-in.js';
 
 // A host as a release before the host root left it, taken over by this build
 // through the old daemon's AgentUpgrade (linked, not moved: last-good still
@@ -22,30 +25,6 @@ import { switchInOverLegacyRelease } from './harness/legacy-host.js';
 // AgentUpgrade to a second build, and kept there across a reboot.
 const secondVersion = '0.2.0-e2e';
 const movedLib = '/opt/unbounded/agent/lib/aks-flex-node';
-
-async function status(host: Host): Promise<StatusResponse> {
-  return statusResponseSchema.parse(await readProductStatus(host));
-}
-
-async function waitForStatus(
-  host: Host,
-  accept: (status: StatusResponse) => boolean,
-  timeoutMs: number,
-): Promise<StatusResponse> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const seen = await status(host);
-      if (accept(seen)) return seen;
-      last = seen;
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
-  throw new Error(`status never matched on ${host.name}; last: ${JSON.stringify(last)}`);
-}
 
 async function shell(host: Host, script: string): Promise<string> {
   return (await runOrThrow(host, ['/bin/bash', '-c', script])).stdout.trim();
@@ -68,7 +47,7 @@ describeWithProduct('product: a legacy host taken over, then moved', () => {
       await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
 
       // Taken over: linked, not moved, because last-good predates the host root.
-      const linked = await waitForStatus(host, (s) => s.startup.gate === 'open', 90_000);
+      const linked = await waitForProductStatus(host, (s) => s.startup.gate === 'open', 90_000);
       expect(linked.hostRoot).toMatchObject({ state: 'linked', resolved: '/usr/local' });
       expect(linked.startup.move).toBe('not-ready');
       expect(linked.startup.reason).toMatch(/last-good/);
@@ -82,7 +61,7 @@ describeWithProduct('product: a legacy host taken over, then moved', () => {
         formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result),
       ).toBe(exitCodes.ok.code);
 
-      const moved = await waitForStatus(
+      const moved = await waitForProductStatus(
         host,
         (s) => s.hostRoot.state === 'installed' && s.startup.gate === 'open',
         240_000,
@@ -94,11 +73,27 @@ describeWithProduct('product: a legacy host taken over, then moved', () => {
 
       await host.reboot();
       await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
-      const afterReboot = await waitForStatus(host, (s) => s.startup.gate === 'open', 90_000);
+      const afterReboot = await waitForProductStatus(
+        host,
+        (s) => s.startup.gate === 'open',
+        90_000,
+      );
       expect(afterReboot.hostRoot.state).toBe('installed');
       expect(afterReboot.version.version).toBe(secondVersion);
       expect(afterReboot.daemon.executable.startsWith(`${movedLib}/`)).toBe(true);
       await expectMovedLayout(host);
+
+      // The machine's start runs pre-start, which asks the moved daemon; the
+      // hooks keep naming the helper under the host root.
+      await runOrThrow(host, ['systemctl', 'start', 'systemd-nspawn@kube1.service']);
+      await waitForUnitState(host, 'systemd-nspawn@kube1.service', 'active');
+      const hook = await readJournal(host, 'unbounded-agent-regenerate-config@kube1.service');
+      expect(hook).toContain(`the daemon regenerated the hooks of kube1: they run ${movedHelper}`);
+      const loaded = await execPaths(host);
+      expect(loaded.preStart).toContain(`path=${movedHelper} `);
+      expect(loaded.postStart).toContain(`path=${movedHelper} `);
+      // The Go-rendered config came through the take-over, the move and the reboot byte for byte.
+      expect(await shell(host, 'cat /etc/aks-flex-node/config.json')).toBe(goScriptConfig.trim());
     });
   }, 900_000);
 });
@@ -108,15 +103,17 @@ async function expectMovedLayout(host: Host): Promise<void> {
   expect(
     await shell(host, 'test -d /opt/unbounded/agent && ! test -L /opt/unbounded/agent && echo dir'),
   ).toBe('dir');
-  expect(await shell(host, 'find /usr/local -name "aks-flex-node*" | sort')).toBe('');
-  // The one mention left is the confinement's optional write path
-  // (`ReadWritePaths=... -/usr/local`, docs/hardening.md): the daemon that
-  // finishes a move, and reset, remove files there. No unit runs anything from it.
   expect(
-    await shell(
-      host,
-      "grep -rh /usr/local /etc/systemd/system/ 2>/dev/null | grep -v '^ReadWritePaths=' | sort || true",
-    ),
+    await shell(host, 'find /usr/local -name "aks-flex-node*" -o -name "unbounded-agent*" | sort'),
+  ).toBe('');
+  // The move rewrote the earlier release's hooks to this release's helper under the host root.
+  const hooks = await execPaths(host);
+  expect(hooks.preStart).toContain(`path=${movedHelper} `);
+  expect(hooks.postStart).toContain(`path=${movedHelper} `);
+  // Not even the confinement's write path: it is rendered only while the
+  // legacy root holds files of the agent (docs/hardening.md).
+  expect(
+    await shell(host, 'grep -rl /usr/local /etc/systemd/system/ 2>/dev/null | sort || true'),
   ).toBe('');
   expect(await shell(host, `readlink -f ${movedLib}/aks-flex-node-current`)).toMatch(
     new RegExp(`^${movedLib}/aks-flex-node-(blue|green)$`),

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { exitCodes, statusResponseSchema } from '@aks-flex-node/api';
+import { exitCodes } from '@aks-flex-node/api';
 import { describeWithProduct } from './harness/describe-with-product.js';
 import { repoRoot } from './harness/e2e-paths.js';
 import type { ReleaseArchive } from './harness/index.js';
@@ -10,23 +10,27 @@ import {
   copyReleaseIn,
   createReleaseDir,
   formatCommandResult,
-  installProduct,
   layOutFixture,
   readJournal,
-  readProductStatus,
+  productStatus,
   runAgentUpgrade,
   runOrThrow,
   waitForUnitState,
+  waitForProductStatus,
   withHost,
 } from './harness/index.js';
+import { switchInOverLegacyRelease } from './harness/legacy-host.js';
 import { readReleaseArchive } from './harness/release-archive.js';
 
 // Azure Container Linux's SELinux policy denies `systemctl reset-failed`
 // (upstream #385), so nothing clears the agent unit's start counter. Here a
 // systemctl wrapper ahead of /usr/bin on systemd's PATH refuses it, the unit's
 // window is shortened to 40 s (a drop-in, so the test takes minutes, not
-// half an hour), and ten AgentUpgrades in a row, each a planned restart,
-// must leave the agent running: the restart executor spaces them instead.
+// half an hour). The host is one an earlier release installed under
+// /usr/local: the first AgentUpgrade makes it ready to move, so the move's own
+// restart (pass 1 to pass 2) comes right after that upgrade's. Those and nine
+// more AgentUpgrades, each a planned restart, must leave the agent running:
+// the restart executor spaces them instead.
 const secondVersion = '0.2.0-e2e';
 const plannedRestarts = 10;
 
@@ -51,7 +55,7 @@ describeWithProduct('product: planned restarts with reset-failed refused', () =>
     if (releaseDir !== undefined) await rm(releaseDir, { recursive: true, force: true });
   });
 
-  it(`${plannedRestarts} AgentUpgrades in a row never trip the start limit`, async () => {
+  it(`${plannedRestarts} AgentUpgrades and the move's restart in a row never trip the start limit`, async () => {
     await withHost({ variant: 'plain', name: 'reset-failed-denied' }, async (host) => {
       await layOutFixture(host, {
         '/usr/local/sbin/systemctl': { kind: 'file', content: refusingSystemctl, mode: 0o755 },
@@ -60,8 +64,10 @@ describeWithProduct('product: planned restarts with reset-failed refused', () =>
           content: '[Unit]\nStartLimitIntervalSec=40\nStartLimitBurst=5\n',
         },
       });
-      await installProduct(host);
+      await switchInOverLegacyRelease(host);
       await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
+      const linked = await waitForProductStatus(host, (s) => s.startup.gate === 'open', 90_000);
+      expect(linked.hostRoot.state).toBe('linked');
       const refused = await host.run(['systemctl', 'reset-failed', 'aks-flex-node-agent.service']);
       expect(refused.exitCode, 'the wrapper refuses reset-failed').toBe(1);
 
@@ -78,11 +84,23 @@ describeWithProduct('product: planned restarts with reset-failed refused', () =>
           `upgrade ${i + 1}: ${formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result)}`,
         ).toBe(exitCodes.ok.code);
         expect(upgrade.operation.state).toBe('succeeded');
+        if (i === 0) {
+          // The move's restart, queued by the upgraded daemon, is a planned restart too.
+          const moved = await waitForProductStatus(
+            host,
+            (s) => s.hostRoot.state === 'installed' && s.startup.gate === 'open',
+            300_000,
+          );
+          expect(moved.startup.move).toBe('moved');
+        } else {
+          await waitForProductStatus(host, (s) => s.startup.gate === 'open', 300_000);
+        }
       }
 
       await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
-      const status = statusResponseSchema.parse(await readProductStatus(host));
+      const status = await productStatus(host);
       expect(status.version.version).toBe('0.1.0');
+      expect(status.hostRoot.state).toBe('installed');
       const shown = await runOrThrow(host, [
         '/usr/bin/systemctl',
         'show',

@@ -80,13 +80,19 @@ export async function buildApp(
   // left waiting. Recovery is exempt: it is what brings back a failed upgrade.
   // So is reset: it takes the activation lock (so it never overlaps a move
   // in progress) and then stops this daemon, which is what an operator who
-  // resets a held host wants.
+  // resets a held host wants. So is the nspawn pre-start hook's request: the
+  // kubelet machine starts right after the agent at boot and must not lose
+  // its hooks to the daemon's stability interval (the Go releases' pre-start
+  // needed no daemon at all); it too takes the activation lock, and writes
+  // only hooks naming a helper it has just installed under the root as it
+  // resolves then, which is right in every state the gate holds for.
   app.addHook('onRequest', (request, _reply, done) => {
     const exempt =
       request.method === 'GET' ||
       request.method === 'HEAD' ||
       request.routeOptions.url === apiRoutes.recover.url ||
-      request.routeOptions.url === apiRoutes.beginReset.url;
+      request.routeOptions.url === apiRoutes.beginReset.url ||
+      request.routeOptions.url === apiRoutes.regenerateNspawnHooks.url;
     done(exempt ? undefined : deps.startup.refusal(`${request.method} ${request.url}`));
   });
   await app.register(statusRoutes(deps));

@@ -26,13 +26,11 @@ import { runStartSequence } from './startup/start-sequence.js';
 import { createStartupGate } from './startup/startup-gate.js';
 import { createStopRequest, runDaemon, waitForStopSignal } from './run-daemon.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
-import { createReleaseArchives } from './upgrade/release-archives.js';
+import { createCandidateFetcher } from './upgrade/fetch-candidate.js';
 import {
   createSelfExitRestartExecutor,
   createSystemdRestartExecutor,
 } from './upgrade/restart-executor.js';
-import { createStagedBinaries } from './upgrade/staged-binaries.js';
-import { combineUpgradeSources } from './upgrade/upgrade-sources.js';
 import { createUpgradeService } from './upgrade/upgrade-service.js';
 
 /** What starting the supervisor needs: the parsed command line and this build's version. */
@@ -75,10 +73,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     queue,
     registry: operations,
     restart,
-    archives: combineUpgradeSources(
-      createReleaseArchives(paths.downloadsDir),
-      createStagedBinaries(),
-    ),
+    fetchCandidate: createCandidateFetcher(paths.downloadsDir),
     // Before anything is staged: an unfinished move's legacy files are a whole
     // installation an earlier release would run from; then the legacy seed.
     guard: async () => {

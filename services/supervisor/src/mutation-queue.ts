@@ -6,11 +6,18 @@ export interface MutationQueue {
   /** Runs `work` under the lock; refuses at once when busy. */
   run<T>(purpose: string, work: () => Promise<T>): Promise<T>;
   /**
-   * Like run, but resolves as soon as the lock is taken, with the work's
+   * Like run, but resolves as soon as the lock is taken and `admit` (when
+   * given) passed under it, with what `admit` returned and the work's
    * completion as `done`: an API call answers "accepted" only once its
-   * mutation holds the lock, and a refusal still comes back at once.
+   * mutation holds the lock and was admitted, and a refusal (busy, or by
+   * `admit`) still comes back at once. The lock is held from `admit` through
+   * `work`, so what `admit` checked still holds when the work starts.
    */
-  start<T>(purpose: string, work: () => Promise<T>): Promise<{ done: Promise<T> }>;
+  start<T, A = void>(
+    purpose: string,
+    work: (admitted: A) => Promise<T>,
+    admit?: () => Promise<A>,
+  ): Promise<{ admitted: A; done: Promise<T> }>;
   /** Like run, but waits (up to `timeoutMs`) for a busy lock; for work that must happen, such as judging at start. */
   runWhenFree<T>(purpose: string, work: () => Promise<T>, timeoutMs?: number): Promise<T>;
   /** Whether a mutation of this daemon is running now. */
@@ -60,16 +67,21 @@ export function createMutationQueue(options: {
   return {
     isBusy: () => running !== undefined,
     run,
-    start: async (purpose, work) => {
-      let markStarted: () => void = () => undefined;
-      const started = new Promise<void>((resolve) => (markStarted = resolve));
-      const done = run(purpose, () => {
-        markStarted();
-        return work();
+    start: async <T, A = void>(
+      purpose: string,
+      work: (admitted: A) => Promise<T>,
+      admit?: () => Promise<A>,
+    ) => {
+      let markAdmitted: (admitted: A) => void = () => undefined;
+      const admission = new Promise<A>((resolve) => (markAdmitted = resolve));
+      const done = run(purpose, async () => {
+        const admitted = admit === undefined ? (undefined as A) : await admit();
+        markAdmitted(admitted);
+        return work(admitted);
       });
-      // Whichever comes first: the lock taken, or the refusal.
-      await Promise.race([started, done]);
-      return { done };
+      // Whichever comes first: admitted under the lock, or the refusal.
+      const admitted = await Promise.race([admission, done.then(() => admission)]);
+      return { admitted, done };
     },
     runWhenFree: (purpose, work, timeoutMs = 60_000) =>
       retryWhileActivationBusy(() => run(purpose, work), {

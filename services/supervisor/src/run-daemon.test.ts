@@ -150,6 +150,72 @@ describe('runDaemon', () => {
   });
 });
 
+describe('runDaemon: shutdown', () => {
+  it('a failed start sequence is not fatal: the daemon keeps serving and exits 0 on stop', async () => {
+    const { options, seen, socket, stop } = await daemonOptions({
+      startSequence: () => {
+        seen.push('judge');
+        return Promise.reject(new Error('judging failed: the signal is unreadable'));
+      },
+    });
+    const running = runDaemon(options);
+    await expect.poll(() => seen.includes('judge')).toBe(true);
+    expect(JSON.parse(await get(socket, '/v1/ping'))).toEqual({ pid: process.pid });
+    stop('SIGTERM');
+    expect(await running).toBe(0);
+  });
+
+  it('an upgrade still running at stop is awaited before the daemon exits, after the socket closed', async () => {
+    let finishUpgrade: () => void = () => undefined;
+    const upgradeDone = new Promise<void>((resolve) => (finishUpgrade = resolve));
+    const { options, seen, socket, stop } = await daemonOptions({
+      upgrades: {
+        drain: async () => {
+          seen.push('drain');
+          await upgradeDone;
+          seen.push('drained');
+        },
+      },
+    });
+    let exited = false;
+    const running = runDaemon(options).finally(() => (exited = true));
+    await expect.poll(() => seen.includes('judge')).toBe(true);
+    stop('SIGTERM');
+    await expect.poll(() => seen.includes('drain')).toBe(true);
+    // Closed before the drain: no new request reaches a daemon on its way out.
+    await expect(get(socket, '/v1/ping')).rejects.toThrow();
+    expect(exited).toBe(false);
+    finishUpgrade();
+    expect(await running).toBe(0);
+    expect(seen.slice(-3)).toEqual(['drain', 'drain reset', 'drained']);
+  });
+
+  it('a request in flight when the stop arrives is answered before the daemon exits', async () => {
+    let answer: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const { options, seen, socket, stop } = await daemonOptions({
+      buildApp: (daemon) => {
+        seen.push(`build ${daemon.socket}`);
+        const app = fastify();
+        app.get('/v1/slow', async () => {
+          seen.push('request');
+          await answered;
+          return { done: true };
+        });
+        return Promise.resolve(app);
+      },
+    });
+    const running = runDaemon(options);
+    await expect.poll(() => seen.includes('judge')).toBe(true);
+    const inFlight = get(socket, '/v1/slow');
+    await expect.poll(() => seen.includes('request')).toBe(true);
+    stop('SIGTERM');
+    answer();
+    expect(JSON.parse(await inFlight)).toEqual({ done: true });
+    expect(await running).toBe(0);
+  });
+});
+
 describe('createStopRequest', () => {
   it.each([
     ['the external signal', 'external', 'SIGTERM'],

@@ -5,7 +5,13 @@ export { agentBinaryPathsUnder } from './agent-binary-paths.js';
 export type { AgentBinaryPaths } from './agent-binary-paths.js';
 export { convergeHostInstall } from './install/converge-host-install.js';
 export { isRegularExecutable } from './ensure-layout.js';
-export { fillTemplate, renderServiceAssets, writeServiceAssets } from './install/service-assets.js';
+export {
+  fillTemplate,
+  renderServiceAssets,
+  serviceAssetsForHost,
+  writeServiceAssets,
+  type LegacyRootUse,
+} from './install/service-assets.js';
 export type { ServiceAsset } from './install/service-assets.js';
 export { resolveIfPresent } from './resolve-link.js';
 export { readUpgradeSignal } from './signal/upgrade-signal-file.js';
@@ -18,6 +24,7 @@ export { judgeStartedUpgrade } from './upgrade/judge-started-upgrade.js';
 export type { JudgeOutcome } from './upgrade/judge-started-upgrade.js';
 export { readOperationRecord, writeOperationRecord } from './upgrade/operation-records.js';
 export { recoverAgentUpgrade } from './upgrade/recover-agent-upgrade.js';
+export { refusePendingUpgrade } from './upgrade/refuse-pending-upgrade.js';
 export { stageAndSwitch } from './upgrade/stage-and-switch.js';
 export { snapshotGraceMs, sweepUpgradeLeftovers } from './upgrade/sweep-leftovers.js';
 export type { LeftoverPlaces } from './upgrade/sweep-leftovers.js';

@@ -1,6 +1,6 @@
 import { lstat } from 'node:fs/promises';
-import { mkdirMode, removeIfExists, replaceSymlinkAtomic } from '@aks-flex-node/fs';
-import type { Logger } from '@aks-flex-node/log';
+import { makeIoError, mkdirMode, removeIfExists, replaceSymlinkAtomic } from '@aks-flex-node/fs';
+import { isNotFound, type Logger } from '@aks-flex-node/log';
 import { holdsAnyMarker } from './holds-any-marker.js';
 import { parentOf, type HostRootPaths } from './host-root-paths.js';
 import { hostRootState } from './host-root-state.js';
@@ -80,9 +80,11 @@ async function refuseNonDirectory(paths: HostRootPaths): Promise<void> {
   let info;
   try {
     info = await lstat(paths.root);
-  } catch {
-    // Gone since the state was read: nothing is in the way any more.
-    return;
+  } catch (error) {
+    // Gone since the state was read: nothing is in the way any more. Anything
+    // else (EACCES, EIO) leaves the root unjudged, so it is not taken for gone.
+    if (isNotFound(error)) return;
+    throw makeIoError('inspect', paths.root, error);
   }
   if (!info.isSymbolicLink()) throw refuseRootNotDirectory(paths);
 }

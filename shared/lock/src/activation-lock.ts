@@ -214,7 +214,7 @@ export async function retryWhileActivationBusy<T>(
       },
       // Announced as it waits, so the refusal that stands is not logged as a retry.
       clock: {
-        now: () => Date.now(),
+        now: () => performance.now(),
         sleep: async (ms) => {
           options.log.info(
             { purpose: options.purpose },

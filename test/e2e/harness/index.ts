@@ -38,6 +38,7 @@ export {
   readProductStatus,
   runProduct,
 } from './product.js';
+export { productStatus, waitForProductStatus } from './product-status.js';
 export { diagnosedUnits, productPaths, productUnits } from './product-names.js';
 export {
   buildSecondRelease,

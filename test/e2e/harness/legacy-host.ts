@@ -1,5 +1,12 @@
 import type { Host } from './host.js';
+import { goScriptConfig } from './go-script-config.js';
 import { layOutFixture } from './lay-out-fixture.js';
+import {
+  earlierReleaseHooks,
+  legacyHelper,
+  standInMachineTemplate,
+  units,
+} from './nspawn-stand-in.js';
 import { productBinary } from './product.js';
 import { runOrThrow } from './run-or-throw.js';
 import { copyIn } from './write-host-file.js';
@@ -60,7 +67,21 @@ export async function switchInOverLegacyRelease(host: Host): Promise<void> {
       kind: 'symlink',
       target: `${legacyLib}/aks-flex-node-blue`,
     },
-    '/etc/aks-flex-node/config.json': { kind: 'file', content: '{}\n', mode: 0o600 },
+    // As the Go bootstrap.sh rendered it: the product must read it as written and keep it byte for byte.
+    '/etc/aks-flex-node/config.json': { kind: 'file', content: goScriptConfig, mode: 0o600 },
+    // The earlier release's nspawn helper (a copy of that release) and the
+    // hooks it generated for kube1, naming it under /usr/local; the machine's
+    // own unit is a stand-in (a nested container cannot boot here).
+    [legacyHelper]: { kind: 'file', content: standIn, mode: 0o755 },
+    [`${units}/unbounded-agent-regenerate-config@kube1.service`]: {
+      kind: 'file',
+      content: earlierReleaseHooks.unit,
+    },
+    [`${units}/systemd-nspawn@kube1.service.d/override.conf`]: {
+      kind: 'file',
+      content: earlierReleaseHooks.override,
+    },
+    [`${units}/systemd-nspawn@.service`]: { kind: 'file', content: standInMachineTemplate },
     '/etc/systemd/system/aks-flex-node-agent.service': { kind: 'file', content: olderAgentUnit },
     '/etc/systemd/system/aks-flex-node-agent-recovery.service': {
       kind: 'file',

@@ -7,6 +7,7 @@ import {
 } from '@aks-flex-node/api';
 import { readOperationRecord } from '@aks-flex-node/agentbinary';
 import { hostPaths } from '@aks-flex-node/layout';
+import { pollUntil } from '@aks-flex-node/lock';
 import { AgentError, createLogger, isAgentError } from '@aks-flex-node/log';
 import { resetThisHost, type ResetReport } from '@aks-flex-node/reset';
 import { parseCommandArgs } from '../args.js';
@@ -69,27 +70,31 @@ export async function runReset(args: string[]): Promise<number> {
 async function resetThroughDaemon(json: boolean): Promise<Operation> {
   const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs: requestTimeoutMs });
   const started = await client.beginReset();
-  let last: Operation = started;
   await followToEnd(client, started.id, (phase) => {
     if (!json) printLine(`  ${phase}`);
   });
-  const deadline = Date.now() + recordWaitMs;
-  for (;;) {
-    const recorded = await readOperationRecord(hostPaths.operationsDir, started.id);
-    if (recorded !== undefined && isTerminalOperationState(recorded.state)) return recorded;
-    last = recorded ?? last;
-    if (Date.now() > deadline) {
-      throw new AgentError(
-        'DAEMON_ERROR',
-        `the daemon recorded no outcome of reset ${started.id}`,
-        {
-          path: hostPaths.operationsDir,
-          hint: 'see `journalctl -u aks-flex-node-agent`, then run `aks-flex-node reset` again',
-        },
-      );
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  return pollUntil(
+    async () => {
+      const recorded = await readOperationRecord(hostPaths.operationsDir, started.id);
+      return recorded !== undefined && isTerminalOperationState(recorded.state)
+        ? recorded
+        : undefined;
+    },
+    {
+      timeoutMs: recordWaitMs,
+      intervalMs: 250,
+      timedOut: () => {
+        throw new AgentError(
+          'DAEMON_ERROR',
+          `the daemon recorded no outcome of reset ${started.id}`,
+          {
+            path: hostPaths.operationsDir,
+            hint: 'see `journalctl -u aks-flex-node-agent`, then run `aks-flex-node reset` again',
+          },
+        );
+      },
+    },
+  );
 }
 
 async function followToEnd(client: ApiClient, id: string, onPhase: (phase: string) => void) {

@@ -2,7 +2,7 @@ import { convergeHostInstall } from '@aks-flex-node/agentbinary';
 import { createApiClient, type StatusResponse } from '@aks-flex-node/api';
 import { defaultAgentConfig, readAgentConfig, readConfigFile } from '@aks-flex-node/config';
 import { exists, writeFileAtomic } from '@aks-flex-node/fs';
-import { hostPaths, unitNames } from '@aks-flex-node/layout';
+import { hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { pollUntil, withActivationLock } from '@aks-flex-node/lock';
 import { AgentError, isAgentError, type Logger } from '@aks-flex-node/log';
 import { createHost, type Host } from '@aks-flex-node/systemd';
@@ -23,63 +23,97 @@ export async function runStart(args: string[]): Promise<number> {
   });
   requireRoot('start', 'it writes /opt/unbounded/agent, /etc and systemd units');
   const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs: 5_000 });
-  const running = await statusIfAnswering(() => client.status());
-  // A config named on the command line is checked even when there is nothing
-  // else to do: the operator asked to use it, and must hear that it is bad.
-  if (flags.config !== undefined) await readAgentConfig(flags.config);
-  if (running !== undefined) {
-    report(flags.json, running, 'the agent is already running; nothing to do');
-    return 0;
-  }
   // Progress goes to stderr (sentences on a terminal, JSON lines to the
   // journal or with --json), so --json keeps stdout to one object.
   const log = createCommandLogger('start', { json: flags.json });
-  const host = createHost({ log });
-  const { systemctl } = host;
+  const outcome = await startAgent(flags.config, {
+    paths: hostPaths,
+    log,
+    host: createHost({ log }),
+    status: () => client.status(),
+  });
+  report(flags.json, outcome.status, outcome.sentence);
+  return 0;
+}
+
+/** What {@link startAgent} needs: the real host in `runStart`, fakes in tests. */
+export interface StartDeps {
+  paths: HostPaths;
+  log: Logger;
+  host: Pick<Host, 'systemctl' | 'runningExecutable' | 'now' | 'sleep'>;
+  /** The daemon's status; throws DAEMON_UNREACHABLE while none answers. */
+  status: () => Promise<StatusResponse>;
+  /** How long the started agent has to answer (60 s). */
+  answerTimeoutMs?: number;
+}
+
+/** What `start` reports: the daemon's status and one sentence. */
+export interface StartOutcome {
+  status: StatusResponse;
+  sentence: string;
+}
+
+/**
+ * The twin of {@link runStart} over the given paths and host: reports a
+ * daemon that answers; otherwise installs the config and the running binary
+ * under the activation lock, enables and starts the agent's units, and waits
+ * for it to answer. Throws what the config check, the lock, the install or
+ * systemctl throw, and DAEMON_UNREACHABLE when the agent never answers.
+ */
+export async function startAgent(
+  configPath: string | undefined,
+  deps: StartDeps,
+): Promise<StartOutcome> {
+  const { paths, log, host } = deps;
+  const running = await statusIfAnswering(deps.status);
+  // A config named on the command line is checked even when there is nothing
+  // else to do: the operator asked to use it, and must hear that it is bad.
+  if (configPath !== undefined) await readAgentConfig(configPath);
+  if (running !== undefined) {
+    return { status: running, sentence: 'the agent is already running; nothing to do' };
+  }
   const executable = await host.runningExecutable();
   // No daemon answers, so this process is the one writer of the layout; the
   // lock keeps an offline reset or recovery from interleaving with it.
   await withActivationLock(
     {
-      lockPath: hostPaths.activationLock,
-      goLockPath: hostPaths.goUpgradeLock,
+      lockPath: paths.activationLock,
+      goLockPath: paths.goUpgradeLock,
       log,
       purpose: 'the installation',
     },
     async () => {
       // Under the lock too: a refused start leaves even the config as it was.
-      await installConfig(flags.config, log);
-      await convergeHostInstall({ paths: hostPaths, log, executable, systemctl });
+      await installConfig(paths, log, configPath);
+      await convergeHostInstall({ paths, log, executable, systemctl: host.systemctl });
     },
   );
   const units = [unitNames.agentSocket, unitNames.agent];
-  await systemctl.enable(units);
-  await systemctl.start(units);
+  await host.systemctl.enable(units);
+  await host.systemctl.start(units);
   log.info({ units }, 'started the agent');
-  report(
-    flags.json,
-    await waitForDaemon(() => client.status(), 60_000, host),
-    'the agent is installed and running',
-  );
-  return 0;
+  const status = await waitForDaemon(deps, deps.answerTimeoutMs ?? 60_000);
+  return { status, sentence: 'the agent is installed and running' };
 }
 
 /** Copies the given config into place, or writes the default when the host has none. */
-async function installConfig(source: string | undefined, log: Logger): Promise<void> {
+async function installConfig(
+  paths: HostPaths,
+  log: Logger,
+  source: string | undefined,
+): Promise<void> {
   if (source === undefined) {
-    if (await exists(hostPaths.configFile)) return;
-    await writeFileAtomic(
-      hostPaths.configFile,
-      `${JSON.stringify(defaultAgentConfig, null, 2)}\n`,
-      { mode: 0o600 },
-    );
-    log.info({ path: hostPaths.configFile }, 'wrote the default config');
+    if (await exists(paths.configFile)) return;
+    await writeFileAtomic(paths.configFile, `${JSON.stringify(defaultAgentConfig, null, 2)}\n`, {
+      mode: 0o600,
+    });
+    log.info({ path: paths.configFile }, 'wrote the default config');
     return;
   }
   await readAgentConfig(source); // refuse a bad config before anything on the host changes
-  if (source === hostPaths.configFile) return;
-  await writeFileAtomic(hostPaths.configFile, await readConfigFile(source), { mode: 0o600 });
-  log.info({ path: hostPaths.configFile, from: source }, 'installed the config');
+  if (source === paths.configFile) return;
+  await writeFileAtomic(paths.configFile, await readConfigFile(source), { mode: 0o600 });
+  log.info({ path: paths.configFile, from: source }, 'installed the config');
 }
 
 async function statusIfAnswering(
@@ -93,21 +127,18 @@ async function statusIfAnswering(
   }
 }
 
-async function waitForDaemon(
-  status: () => Promise<StatusResponse>,
-  timeoutMs: number,
-  host: Pick<Host, 'now' | 'sleep'>,
-): Promise<StatusResponse> {
-  return pollUntil(() => statusIfAnswering(status), {
+async function waitForDaemon(deps: StartDeps, timeoutMs: number): Promise<StatusResponse> {
+  const { socket } = deps.paths;
+  return pollUntil(() => statusIfAnswering(deps.status), {
     timeoutMs,
     intervalMs: 500,
-    clock: host,
+    clock: deps.host,
     timedOut: () => {
       throw new AgentError(
         'DAEMON_UNREACHABLE',
-        `the agent was started but did not answer on ${hostPaths.socket} within ${timeoutMs / 1000}s`,
+        `the agent was started but did not answer on ${socket} within ${timeoutMs / 1000}s`,
         {
-          path: hostPaths.socket,
+          path: socket,
           hint: 'see why with `systemctl status aks-flex-node-agent` and `journalctl -u aks-flex-node-agent`',
         },
       );

@@ -8,6 +8,7 @@ import { hostPathsUnder, type HostPaths } from '@aks-flex-node/layout';
 import { createSilentLogger, isNotFound } from '@aks-flex-node/log';
 import { nspawnHookFiles } from '@aks-flex-node/nspawn';
 import { buildApp } from '../app.js';
+import { createStartupGate, type StartupGate } from '../startup/startup-gate.js';
 import { createMutationQueue } from '../mutation-queue.js';
 import { createNspawnHooksService } from '../nspawn-hooks-service.js';
 import { createOperationRegistry } from '../upgrade/operation-registry.js';
@@ -19,11 +20,13 @@ let paths: HostPaths;
 let app: FastifyInstance;
 let reloads: number;
 let queue: ReturnType<typeof createMutationQueue>;
+let gate: StartupGate;
 
 beforeEach(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'nspawn-route-'));
   paths = hostPathsUnder(tmp);
   reloads = 0;
+  gate = createStartupGate();
   const log = createSilentLogger();
   const executable = path.join(tmp, 'running-agent');
   await writeFile(executable, '#!/bin/sh\necho this-release\n', { mode: 0o755 });
@@ -56,12 +59,9 @@ beforeEach(async () => {
       drain: () => Promise.resolve(),
     },
     reset: { begin: unused, drain: () => Promise.resolve() },
-    startup: {
-      refusal: () => undefined,
-      view: () => {
-        throw new Error('not used by this test');
-      },
-    },
+    // Shut, as during the daemon's stability interval at boot: the machine's
+    // pre-start must still be served (app.ts says why).
+    startup: gate,
     operations: createOperationRegistry(),
     runMutation: (purpose, work) => queue.run(purpose, work),
     isActivationInProgress: () => Promise.resolve(queue.isBusy()),
@@ -92,6 +92,7 @@ const hooksOf = (machine: string) => ({
 describe('POST /v1/nspawn-machines/:machine/hooks', () => {
   it('daemon#6.3 migrates a legacy host first, then names the helper under the resolved root', async () => {
     await legacyInstall();
+    expect(gate.view().gate).toBe('shut');
     const response = await app.inject(hooksOf('kube2'));
     expect(response.statusCode, response.body).toBe(200);
     const answer = regenerateNspawnHooksResponseSchema.parse(response.json());

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import {
   agentBinaryPathsUnder,
-  renderServiceAssets,
+  serviceAssetsForHost,
   writeServiceAssets,
 } from '@aks-flex-node/agentbinary';
 import { exists, syncDirectory } from '@aks-flex-node/fs';
@@ -60,7 +60,7 @@ async function rewriteUnitsAt(deps: DaemonMoveHostDeps, root: string): Promise<v
   const ownsUnits =
     deps.systemctl !== undefined || (await exists(path.join(paths.unitDir, unitNames.agent)));
   if (ownsUnits) {
-    await writeServiceAssets(renderServiceAssets(paths, binaryPaths), log);
+    await writeServiceAssets(await serviceAssetsForHost(paths, binaryPaths), log);
   }
   if (deps.refreshNspawnHooks === undefined) {
     log.warn(

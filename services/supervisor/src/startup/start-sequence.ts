@@ -8,6 +8,7 @@ import {
   type MoveHost,
   type MoveOutcome,
 } from '@aks-flex-node/hostroot';
+import { exists } from '@aks-flex-node/fs';
 import type { HostPaths } from '@aks-flex-node/layout';
 import { isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { MutationQueue } from '../mutation-queue.js';
@@ -62,7 +63,8 @@ export async function runStartSequence(
   }
   const outcome = await moveUnderLock(deps);
   gate.noteMove(outcome.kind);
-  await removeReleasedSeed(paths, log);
+  const seedRemoved = await removeReleasedSeed(paths, log);
+  if (outcome.kind === 'moved' || seedRemoved) await releaseLegacyRoot(deps);
   const hold = await holdReason(deps, outcome);
   if (hold === undefined) {
     gate.open(
@@ -132,14 +134,36 @@ async function moveUnderLock(deps: StartSequenceDeps): Promise<StartMove> {
   }
 }
 
-/** Removes the copy in /usr/local/bin once nothing runs from the legacy root. Warn-only. */
-async function removeReleasedSeed(paths: HostPaths, log: Logger): Promise<void> {
+/** Removes the copy in /usr/local/bin once nothing runs from the legacy root. Warn-only; whether it was there. */
+async function removeReleasedSeed(paths: HostPaths, log: Logger): Promise<boolean> {
   try {
-    if (await isLegacyReleased(paths)) await removeLegacySeed(paths, log);
+    if (!(await isLegacyReleased(paths))) return false;
+    const present = await exists(paths.legacySeed);
+    await removeLegacySeed(paths, log);
+    return present;
   } catch (error) {
     log.warn(
       { err: error, path: paths.legacySeed },
       'failed to remove the agent binary left in /usr/local/bin',
+    );
+    return false;
+  }
+}
+
+/**
+ * Once the legacy root holds nothing of the agent (pass 2 done, the seed
+ * gone), the units are rendered again without it among their writable
+ * paths. The units this daemon runs under keep it until the next restart,
+ * which is harmless; a failure is only logged, since the next start's
+ * convergence writes the same units.
+ */
+async function releaseLegacyRoot(deps: StartSequenceDeps): Promise<void> {
+  try {
+    await deps.moveHost.rewriteUnits(await resolveHostRoot(deps.paths));
+  } catch (error) {
+    deps.log.warn(
+      { err: error },
+      "could not rewrite the agent's units without the legacy root; the next start does",
     );
   }
 }

@@ -3,25 +3,28 @@ import {
   daemonInstanceId,
   inspectCandidate,
   judgeStartedUpgrade,
-  readOperationRecord,
-  readUpgradeSignal,
   recoverAgentUpgrade,
+  refusePendingUpgrade,
   stageAndSwitch,
   writeOperationRecord,
   type AgentBinaryPaths,
   type JudgeOutcome,
+  type StageResult,
 } from '@aks-flex-node/agentbinary';
 import type { AgentUpgradeRequest, Operation, RecoveryResponse } from '@aks-flex-node/api';
 import { resolveHostRoot } from '@aks-flex-node/hostroot';
 import type { HostPaths } from '@aks-flex-node/layout';
-import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
+import { messageOf, type Logger } from '@aks-flex-node/log';
 import type { Host } from '@aks-flex-node/systemd';
 import type { MutationQueue } from '../mutation-queue.js';
-import type { ArchiveHandler } from './archive-handler.js';
-import { refuseRunningSlot } from './refuse-running-slot.js';
-import { createUpgradeCancels } from './upgrade-cancels.js';
+import { describeOperation } from './describe-operation.js';
+import type { CandidateFetcher } from './fetch-candidate.js';
 import type { OperationRegistry } from './operation-registry.js';
+import { refuseMovedRoot } from './refuse-moved-root.js';
+import { refuseRunningSlot } from './refuse-running-slot.js';
 import type { RestartExecutor } from './restart-executor.js';
+import { createUpgradeCancels } from './upgrade-cancels.js';
+import { parseUpgradeSource, precheckUpgradeSource, type UpgradeSource } from './upgrade-source.js';
 
 /** What the upgrade service needs. */
 export interface UpgradeServiceDeps {
@@ -30,8 +33,9 @@ export interface UpgradeServiceDeps {
   queue: MutationQueue;
   registry: OperationRegistry;
   restart: RestartExecutor;
-  archives: ArchiveHandler;
-  /** Runs before anything is written; refuses an upgrade the host must not take (legacy seed). */
+  /** Makes a source's candidate a local file (`createCandidateFetcher` in production). */
+  fetchCandidate: CandidateFetcher;
+  /** Runs under the lock before anything is written; refuses an upgrade the host must not take (legacy seed). */
   guard: () => Promise<void>;
   host: Pick<Host, 'runningExecutable' | 'wallClock'>;
 }
@@ -51,7 +55,19 @@ export interface UpgradeService {
   drain(): Promise<void>;
 }
 
-/** Builds the daemon's {@link UpgradeService}. */
+/** An upgrade admitted under the lock: its operation, and what cancels it. */
+interface Admitted {
+  operation: Operation;
+  signal: AbortSignal;
+}
+
+/**
+ * Builds the daemon's {@link UpgradeService}. An upgrade runs as four named
+ * steps: `begin` (validate the source, take the lock), `admit` (under the
+ * lock: refuse a pending one, create the operation), `stage` (still under
+ * the lock: the guards, then stageAndSwitch) and, once the lock is released,
+ * `handOver` (restart into the candidate) or `recordFailure`.
+ */
 export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
   const { log, paths, registry, host } = deps;
   const background = new Set<Promise<void>>();
@@ -61,42 +77,50 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
   const recordResult = (operation: Operation) =>
     writeOperationRecord(paths.operationsDir, operation);
 
-  const runStaged = async (
-    id: string,
-    source: ReturnType<ArchiveHandler['parse']>,
+  /** Under the lock, before the request is answered: one pending upgrade at a time. */
+  const admit = async (source: UpgradeSource): Promise<Admitted> => {
+    await refusePendingUpgrade(paths.signalFile);
+    const operation = registry.create(source.redactedUrl);
+    return { operation, signal: cancels.open(operation.id) };
+  };
+
+  /** Under the lock, answered already: refuses what the host must not take, then stages and switches. */
+  const stage = async (
+    { operation: { id }, signal }: Admitted,
+    source: UpgradeSource,
     layout: AgentBinaryPaths,
-    signal: AbortSignal,
-  ) => {
-    const opLog = log.child({ op: 'agent-upgrade', opId: id });
+  ): Promise<void> => {
+    await deps.guard();
+    await refuseMovedRoot(layout, paths);
+    await refuseRunningSlot(layout, await host.runningExecutable());
+    const report = (phase: string) => {
+      registry.update(id, { phase });
+    };
     const result = await stageAndSwitch({
       paths: layout,
       signalFile: paths.signalFile,
       operationId: id,
       redactedUrl: source.redactedUrl,
-      log: opLog,
-      guard: async () => {
-        await deps.guard();
-        // Under the lock: the paths were resolved before it was taken, and a
-        // move in between would leave them naming files the units no longer run.
-        await refuseMovedRoot(layout, await resolveHostRoot(paths));
-        await refuseRunningSlot(layout, await host.runningExecutable());
-      },
-      fetchArchive: () =>
-        deps.archives.fetch(
-          source,
-          (progress) => {
+      log: log.child({ op: 'agent-upgrade', opId: id }),
+      fetchCandidate: (target) =>
+        deps.fetchCandidate(source, target, {
+          onProgress: (progress) => {
             registry.update(id, { ...progress });
           },
+          onExtracting: () => {
+            report('extracting');
+          },
           signal,
-        ),
-      signal,
-      installMember: (archivePath, slot) => deps.archives.install(source, archivePath, slot),
-      inspectCandidate: (slot) => inspectCandidate(slot, paths),
-      onPhase: (phase) => {
-        registry.update(id, { phase });
-      },
+        }),
+      verify: (staged) => inspectCandidate(staged, paths),
+      onPhase: report,
       now: () => host.wallClock(),
+      signal,
     });
+    reportSwitched(id, result);
+  };
+
+  const reportSwitched = (id: string, result: StageResult) => {
     registry.update(id, {
       phase: 'restarting',
       state: 'restarting',
@@ -137,7 +161,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
   };
 
   /** Runs an accepted upgrade to its end in the background; drain() awaits it. */
-  const runInBackground = (id: string, done: Promise<void>): Promise<void> => {
+  const finishInBackground = (id: string, done: Promise<void>): Promise<void> => {
     const task = done
       .then(() => handOver(id))
       .catch((error: unknown) => recordFailure(id, error))
@@ -152,29 +176,19 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
 
   return {
     begin: async (request) => {
-      const source = deps.archives.parse(request.source);
-      await deps.archives.precheck?.(source);
-      await refusePendingUpgrade(paths.signalFile);
+      const source = parseUpgradeSource(request.source);
+      await precheckUpgradeSource(source);
       const layout = await binaryPaths();
-      const operation = registry.create(source.redactedUrl);
-      const signal = cancels.open(operation.id);
-      const { done } = await deps.queue
-        .start('an AgentUpgrade', () => runStaged(operation.id, source, layout, signal))
-        .catch((error: unknown) => {
-          cancels.close(operation.id);
-          throw error;
-        });
-      cancels.track(operation.id, runInBackground(operation.id, done));
-      return operation;
+      const { admitted, done } = await deps.queue.start(
+        'an AgentUpgrade',
+        (upgrade: Admitted) => stage(upgrade, source, layout),
+        () => admit(source),
+      );
+      const { id } = admitted.operation;
+      cancels.track(id, finishInBackground(id, done));
+      return admitted.operation;
     },
-    get: async (id) => {
-      const running = registry.get(id);
-      if (running !== undefined && running.state !== 'restarting') return running;
-      const recorded = await readOperationRecord(paths.operationsDir, id);
-      if (recorded !== undefined) return recorded;
-      if (running !== undefined) return running;
-      return describeSignalled(paths.signalFile, id);
-    },
+    get: (id) => describeOperation(paths, registry, id),
     judgeAtStart: async () => {
       const layout = await binaryPaths();
       const runningExecutable = await host.runningExecutable();
@@ -221,48 +235,4 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       await Promise.allSettled([...background]);
     },
   };
-}
-
-/** Refuses a switch whose layout was resolved under a root the host root no longer resolves to. */
-function refuseMovedRoot(layout: AgentBinaryPaths, resolvedNow: string): Promise<void> {
-  if (layout.root === resolvedNow) return Promise.resolve();
-  return Promise.reject(
-    new AgentError(
-      'HOST_ROOT_REFUSED',
-      `the host root moved from ${layout.root} to ${resolvedNow} after this upgrade resolved its paths`,
-      { path: resolvedNow, hint: 'retry the upgrade: it resolves the host root again' },
-    ),
-  );
-}
-
-/** Refuses a new upgrade while the signal records one that has not been judged. */
-async function refusePendingUpgrade(signalFile: string): Promise<void> {
-  const pending = await readUpgradeSignal(signalFile);
-  if (pending === undefined) return;
-  throw new AgentError(
-    'ACTIVATION_IN_PROGRESS',
-    `an AgentUpgrade is already pending (${pending.operationName})`,
-    {
-      path: signalFile,
-      hint: 'wait for it to finish (see `aks-flex-node status`), then try again',
-    },
-  );
-}
-
-/**
- * An operation the daemon before a restart switched to: only the signal
- * knows it until it is judged, so it reads as restarting, being judged.
- */
-async function describeSignalled(signalFile: string, id: string): Promise<Operation | undefined> {
-  const signal = await readUpgradeSignal(signalFile);
-  if (signal?.operationName !== id) return undefined;
-  const inFlight: Operation = {
-    id,
-    kind: 'agent-upgrade',
-    state: 'restarting',
-    phase: 'judging',
-    startedAt: signal.startedAt ?? '',
-  };
-  if (signal.sourceUrl !== undefined) inFlight.sourceUrl = signal.sourceUrl;
-  return inFlight;
 }

@@ -6,7 +6,7 @@ import { hostPathsUnder, unitNames, type HostPaths } from '@aks-flex-node/layout
 import { createSilentLogger } from '@aks-flex-node/log';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { agentBinaryPathsUnder } from '../agent-binary-paths.js';
-import { renderServiceAssets, writeServiceAssets } from '../install/service-assets.js';
+import { serviceAssetsForHost, writeServiceAssets } from '../install/service-assets.js';
 import { fakeServiceHost, type FakeHostScript } from './fake-service-host.js';
 import { createFlexActivationService } from './flex-activation-service.js';
 
@@ -19,7 +19,7 @@ async function newHost(units: 'none' | 'current' | 'stale'): Promise<HostPaths> 
   onTestFinished(() => rm(tmp, { recursive: true, force: true }));
   const paths = hostPathsUnder(tmp);
   if (units === 'none') return paths;
-  await writeServiceAssets(renderServiceAssets(paths, binaryPathsOf(paths)), log);
+  await writeServiceAssets(await serviceAssetsForHost(paths, binaryPathsOf(paths)), log);
   if (units === 'stale') await writeFile(path.join(paths.unitDir, unit), '[Unit]\n');
   return paths;
 }

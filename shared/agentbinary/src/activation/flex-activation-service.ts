@@ -5,7 +5,7 @@ import { unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { AgentError, type Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import {
-  renderServiceAssets,
+  serviceAssetsForHost,
   serviceAssetsDiffer,
   writeServiceAssets,
 } from '../install/service-assets.js';
@@ -34,7 +34,7 @@ export function createFlexActivationService(
 ): ActivationService {
   const { paths, host, log } = options;
   const unit = unitNames.agent;
-  const assets = () => renderServiceAssets(paths, options.binaryPaths);
+  const assets = () => serviceAssetsForHost(paths, options.binaryPaths);
   return {
     preflight: async () => {
       await refusePendingUpgrade(paths.signalFile);
@@ -44,7 +44,7 @@ export function createFlexActivationService(
       return {
         installed: true,
         wasActive: isActive(unit, await host.systemctl.unitState(unit)),
-        updateRequired: await serviceAssetsDiffer(assets()),
+        updateRequired: await serviceAssetsDiffer(await assets()),
       };
     },
     runningExecutable: async (plan) => {
@@ -55,7 +55,7 @@ export function createFlexActivationService(
       return host.processExecutable(pid).catch(() => undefined);
     },
     prepare: async (plan) => {
-      if (plan.installed && plan.updateRequired) await writeServiceAssets(assets(), log);
+      if (plan.installed && plan.updateRequired) await writeServiceAssets(await assets(), log);
     },
     reload: async (plan) => {
       if (plan.installed) await host.systemctl.daemonReload();

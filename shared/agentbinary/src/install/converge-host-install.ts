@@ -10,7 +10,7 @@ import type { Systemctl } from '@aks-flex-node/systemd';
 import { agentBinaryPathsUnder, type AgentBinaryPaths } from '../agent-binary-paths.js';
 import { ensureAgentBinaryLayout } from '../ensure-layout.js';
 import { installHostBinary } from '../install-host-binary.js';
-import { renderServiceAssets, writeServiceAssets } from './service-assets.js';
+import { serviceAssetsForHost, writeServiceAssets } from './service-assets.js';
 
 /** What {@link convergeHostInstall} needs. */
 export interface ConvergeOptions {
@@ -47,7 +47,7 @@ export async function convergeHostInstall(options: ConvergeOptions): Promise<Age
   });
   await ensureAgentBinaryLayout(binaryPaths, log);
   if (options.systemctl !== undefined && !(await isHostRootMoveUnfinished(paths))) {
-    const changed = await writeServiceAssets(renderServiceAssets(paths, binaryPaths), log);
+    const changed = await writeServiceAssets(await serviceAssetsForHost(paths, binaryPaths), log);
     if (changed) await options.systemctl.daemonReload();
   }
   return binaryPaths;

@@ -8,7 +8,11 @@ import { agentBinaryPathsUnder } from '../agent-binary-paths.js';
 import { renderServiceAssets, writeServiceAssets } from './service-assets.js';
 
 const goldenDir = path.join(import.meta.dirname, '../../../../systemd/golden');
-const production = renderServiceAssets(hostPaths, agentBinaryPathsUnder('/opt/unbounded/agent'));
+const production = renderServiceAssets(
+  hostPaths,
+  agentBinaryPathsUnder('/opt/unbounded/agent'),
+  'released',
+);
 
 describe('service assets', () => {
   it.each(production.map((asset) => [path.basename(asset.path), asset]))(
@@ -54,11 +58,25 @@ describe('service assets', () => {
   });
 
   it('agentbinary#74 the rendered script under the legacy root reads last-good from /usr/local', () => {
-    const legacy = renderServiceAssets(hostPaths, agentBinaryPathsUnder('/usr/local'));
+    const legacy = renderServiceAssets(hostPaths, agentBinaryPathsUnder('/usr/local'), 'in-use');
     expect(legacy[0]?.content).toContain('/usr/local/lib/aks-flex-node/aks-flex-node-last-good');
     expect(legacy.at(-1)?.content).toContain(
       'ExecStart=/usr/local/lib/aks-flex-node/aks-flex-node-current agent',
     );
+  });
+
+  it('issue9 a released legacy root is named by no unit; one in use is writable, optionally', () => {
+    const units = (assets: typeof production) =>
+      assets.filter((asset) => asset.path.endsWith('.service'));
+    for (const unit of units(production)) expect(unit.content).not.toContain('/usr/local');
+    const inUse = renderServiceAssets(
+      hostPaths,
+      agentBinaryPathsUnder('/opt/unbounded/agent'),
+      'in-use',
+    );
+    for (const unit of units(inUse).filter((asset) => asset.content.includes('ProtectSystem='))) {
+      expect(unit.content).toMatch(/^ReadWritePaths=.* -\/usr\/local$/m);
+    }
   });
 
   describe('writing', () => {
@@ -75,6 +93,7 @@ describe('service assets', () => {
       const assets = renderServiceAssets(
         paths,
         agentBinaryPathsUnder(path.join(tmp, 'opt/unbounded/agent')),
+        'released',
       );
       expect(await writeServiceAssets(assets, createSilentLogger())).toBe(true);
       for (const asset of assets) {

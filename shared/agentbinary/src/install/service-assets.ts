@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { makeIoError, writeFileAtomic } from '@aks-flex-node/fs';
+import { legacyRootInUse } from './legacy-root-in-use.js';
 import { unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { isNotFound, type Logger } from '@aks-flex-node/log';
 import {
@@ -9,6 +10,9 @@ import {
   recoveryScriptTemplate,
   unitTemplates,
 } from '@aks-flex-node/units';
+
+/** Whether the units must leave the legacy root writable ({@link legacyRootInUse} decides). */
+export type LegacyRootUse = 'in-use' | 'released';
 
 /** One file the product writes for systemd, with its mode. */
 export interface ServiceAsset {
@@ -41,6 +45,7 @@ export function fillTemplate(
 export function renderServiceAssets(
   hostPaths: HostPaths,
   binaryPaths: AgentBinaryPaths,
+  legacyRoot: LegacyRootUse,
 ): ServiceAsset[] {
   const script = recoveryScriptTemplate
     .replaceAll(recoveryScriptLiterals.lastGood, binaryPaths.lastGood)
@@ -53,6 +58,8 @@ export function renderServiceAssets(
     recoveryScript: binaryPaths.recoveryScript,
     // The guard runs whatever last-good names when it starts: never the candidate.
     lastGood: binaryPaths.lastGood,
+    // Optional (`-`): a read-only or absent /usr/local must not fail the start.
+    legacyWritePath: legacyRoot === 'in-use' ? ` -${hostPaths.legacy}` : '',
   };
   const unit = (name: keyof typeof unitTemplates): ServiceAsset => ({
     path: path.join(hostPaths.unitDir, name),
@@ -75,6 +82,15 @@ async function currentContent(file: string): Promise<string | undefined> {
     if (isNotFound(error)) return undefined;
     throw makeIoError('read', file, error);
   }
+}
+
+/** The assets for the layout as it is on disk now: the legacy root writable only while in use. */
+export async function serviceAssetsForHost(
+  hostPaths: HostPaths,
+  binaryPaths: AgentBinaryPaths,
+): Promise<ServiceAsset[]> {
+  const use = (await legacyRootInUse(hostPaths, binaryPaths)) ? 'in-use' : 'released';
+  return renderServiceAssets(hostPaths, binaryPaths, use);
 }
 
 /** Whether any asset is missing or differs byte for byte from what is installed. Reads only. */

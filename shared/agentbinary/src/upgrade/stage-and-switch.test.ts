@@ -23,21 +23,22 @@ import {
   runVersion,
   selection,
   signalBytes,
+  upgradeUnderLock,
   type BinaryName,
+  type FakeFetch,
   type Layout,
 } from './test-fixtures.js';
 
 /** The calls of a stage that switched, in the order the spec requires (§3.3 steps 3–9, §3.4). */
 const switchCalls = (): string[] => [
-  'guard',
   'phase recording',
   'phase downloading',
-  'fetchArchive',
+  'fetchCandidate',
   'phase extracting',
-  'installMember staged',
-  'phase verifying',
-  'inspectCandidate',
+  'extract staged',
   'cleanup',
+  'phase verifying',
+  'verify',
   'phase switching',
 ];
 
@@ -147,10 +148,10 @@ describe('stageAndSwitch: switches (spec agentbinary §3.3, §3.4)', () => {
     // A second upgrade while this one is pending is refused and changes nothing.
     const before = { selection: await selection(l), signal: await signalBytes(l) };
     const second = fakeStageHost(l, { operationId: 'op-2' });
-    await expect(stageAndSwitch(second.options)).rejects.toMatchObject({
+    await expect(upgradeUnderLock(second.options)).rejects.toMatchObject({
       code: 'ACTIVATION_IN_PROGRESS',
     });
-    expect(second.calls).not.toContain('fetchArchive');
+    expect(second.calls).not.toContain('fetchCandidate');
     expect({ selection: await selection(l), signal: await signalBytes(l) }).toEqual(before);
     await assertInvariants(l);
   });
@@ -159,13 +160,13 @@ describe('stageAndSwitch: switches (spec agentbinary §3.3, §3.4)', () => {
 interface RefusalCase {
   setup: (l: Layout) => Promise<void>;
   /** The fakes that fail; the rest are the defaults. */
-  fakes: Partial<StageOptions>;
+  fakes: Partial<StageOptions> & FakeFetch;
   error: { code?: string; message: RegExp };
   after: { current: string; lastGood: string };
   /** absent: cleared or never written; untouched: the same bytes as before. */
   signal: 'absent' | 'untouched';
   cleanups: number;
-  /** The last call the stage made before it failed; none when the (replaced) guard refused. */
+  /** The last call the stage made before it failed; none when it was refused before it ran. */
   lastCall: string | undefined;
 }
 
@@ -190,35 +191,35 @@ function clockFailingAfterSwitch(l: Layout, seen: string[], sabotage = () => {})
 const refusals: Record<string, RefusalCase> = {
   'agentbinary#120 a candidate that fails `version` leaves current and last-good blue': {
     setup: (l) => installedLayout(l, 'blue', 'blue'),
-    fakes: { inspectCandidate: failWith('verify agent binary: exit status 42') },
+    fakes: { verify: failWith('verify agent binary: exit status 42') },
     error: { message: /exit status 42/ },
     after: { current: 'blue', lastGood: 'blue' },
     signal: 'absent',
     cleanups: 1,
-    lastCall: 'cleanup',
+    lastCall: 'phase verifying',
   },
   'agentbinary#121 a refused candidate leaves a distinct last-good unchanged': {
     setup: (l) => installedLayout(l, 'blue', 'lookAlike'),
-    fakes: { inspectCandidate: failWith('the candidate predates the host root') },
+    fakes: { verify: failWith('the candidate predates the host root') },
     error: { message: /predates the host root/ },
     after: { current: 'blue', lastGood: 'lookAlike' },
     signal: 'absent',
     cleanups: 1,
-    lastCall: 'cleanup',
+    lastCall: 'phase verifying',
   },
   'agentbinary§6.5 a failed download changes no link and leaves no archive to clean up': {
     setup: (l) => installedLayout(l, 'green', 'blue'),
-    fakes: { fetchArchive: failWith('download: HTTP 404') },
+    fakes: { downloadFails: 'download: HTTP 404' },
     error: { message: /HTTP 404/ },
     after: { current: 'green', lastGood: 'blue' },
     signal: 'absent',
     cleanups: 0,
-    lastCall: 'phase downloading',
+    lastCall: 'fetchCandidate',
   },
   'agentbinary§6.5 a failed extraction leaves current and a distinct last-good, and removes the archive':
     {
       setup: (l) => installedLayout(l, 'blue', 'lookAlike'),
-      fakes: { installMember: failWith('unexpected member other-agent') },
+      fakes: { extractionFails: 'unexpected member other-agent' },
       error: { message: /unexpected member/ },
       after: { current: 'blue', lastGood: 'lookAlike' },
       signal: 'absent',
@@ -229,24 +230,12 @@ const refusals: Record<string, RefusalCase> = {
   // last-good naming the slot to be written stays where it was.
   "agentbinary§6.5 a failed extraction over last-good's slot leaves every link where it was": {
     setup: (l) => installedLayout(l, 'green', 'blue'),
-    fakes: { installMember: failWith('duplicate member') },
+    fakes: { extractionFails: 'duplicate member' },
     error: { message: /duplicate member/ },
     after: { current: 'green', lastGood: 'blue' },
     signal: 'absent',
     cleanups: 1,
     lastCall: 'cleanup',
-  },
-  'agentbinary§3.4 step 1 a guard refusal changes nothing and writes no signal': {
-    setup: (l) => installedLayout(l, 'blue', 'blue'),
-    fakes: {
-      guard: () =>
-        Promise.reject(new AgentError('HOST_ROOT_REFUSED', 'a legacy seed links to an executable')),
-    },
-    error: { code: 'HOST_ROOT_REFUSED', message: /legacy seed/ },
-    after: { current: 'blue', lastGood: 'blue' },
-    signal: 'absent',
-    cleanups: 0,
-    lastCall: undefined,
   },
   'agentbinary§3.2.1 no executable binary to start from is refused and the signal cleared': {
     setup: () => Promise.resolve(),
@@ -269,7 +258,7 @@ const refusals: Record<string, RefusalCase> = {
       after: { current: 'blue', lastGood: 'green' },
       signal: 'untouched',
       cleanups: 0,
-      lastCall: 'phase recording',
+      lastCall: undefined,
     },
 };
 
@@ -280,7 +269,7 @@ describe('stageAndSwitch: refusals change no link they must keep (every row runs
     const signalBefore = await signalBytes(l);
     for (let run = 1; run <= 2; run++) {
       const host = fakeStageHost(l, row.fakes);
-      const error: unknown = await stageAndSwitch(host.options).catch((e: unknown) => e);
+      const error: unknown = await upgradeUnderLock(host.options).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(Error);
       expect((error as Error).message).toMatch(row.error.message);
       if (row.error.code !== undefined) expect(error).toMatchObject({ code: row.error.code });
@@ -357,9 +346,7 @@ describe('stageAndSwitch: sequences (spec agentbinary §1.4 item 4)', () => {
     for (const round of rounds) {
       const host = fakeStageHost(l, {
         version: round.version,
-        ...(round.fails === true
-          ? { inspectCandidate: failWith('verify agent binary: exit status 1') }
-          : {}),
+        ...(round.fails === true ? { verify: failWith('verify agent binary: exit status 1') } : {}),
       });
       if (round.fails === true) {
         await expect(stageAndSwitch(host.options)).rejects.toThrow('exit status 1');
@@ -383,7 +370,7 @@ describe('stageAndSwitch: the candidate is staged beside its slot', () => {
     const l = await newLayout();
     await installedLayout(l, 'blue', 'blue');
     const before = await readFile(l.paths.green);
-    const host = fakeStageHost(l, { inspectCandidate: failWith('does not run') });
+    const host = fakeStageHost(l, { verify: failWith('does not run') });
     await expect(stageAndSwitch(host.options)).rejects.toThrow('does not run');
     expect(await readFile(l.paths.green)).toEqual(before);
     expect((await readdir(l.paths.slotDir)).filter((name) => name.startsWith('.'))).toEqual([]);
@@ -416,10 +403,12 @@ async function layoutBytes(l: Layout): Promise<Record<string, string>> {
 }
 
 describe('stageAndSwitch: cancel (issue 12 item 4)', () => {
-  const cancelAt: Record<string, keyof StageOptions> = {
-    'issue12#4 a cancel while downloading': 'fetchArchive',
-    'issue12#4 a cancel while extracting': 'installMember',
-    'issue12#4 a cancel while verifying': 'inspectCandidate',
+  // Where the cancel arrives: in the fetch once the archive is downloaded, once
+  // the member is extracted, once the candidate is verified.
+  const cancelAt: Record<string, 'afterDownload' | 'fetchCandidate' | 'verify'> = {
+    'issue12#4 a cancel while downloading': 'afterDownload',
+    'issue12#4 a cancel while extracting': 'fetchCandidate',
+    'issue12#4 a cancel while verifying': 'verify',
   };
 
   it.each(Object.entries(cancelAt))(
@@ -429,18 +418,20 @@ describe('stageAndSwitch: cancel (issue 12 item 4)', () => {
       await installedLayout(l, 'blue', 'blue');
       const before = await layoutBytes(l);
       const controller = new AbortController();
-      const host = fakeStageHost(l);
-      const real = host.options[step] as (...args: unknown[]) => Promise<unknown>;
       const cancelled = new AgentError('UPGRADE_FAILED', 'AgentUpgrade op-1 was cancelled');
-      const options: StageOptions = {
-        ...host.options,
-        signal: controller.signal,
-        [step]: async (...args: unknown[]) => {
-          const result = await real(...args);
-          controller.abort(cancelled);
-          return result;
-        },
+      const cancel = () => {
+        controller.abort(cancelled);
       };
+      const host = fakeStageHost(l, step === 'afterDownload' ? { afterDownload: cancel } : {});
+      const options: StageOptions = { ...host.options, signal: controller.signal };
+      if (step !== 'afterDownload') {
+        const real = host.options[step] as (staged: string) => Promise<never>;
+        options[step] = async (staged: string) => {
+          const result = await real(staged);
+          cancel();
+          return result;
+        };
+      }
       await expect(stageAndSwitch(options)).rejects.toBe(cancelled);
       expect(host.calls).not.toContain('phase switching');
       expect(await layoutBytes(l)).toEqual(before);

@@ -39,10 +39,13 @@ async function removeStaleCandidates(slotDir: string, log: Logger): Promise<void
   }
 }
 
-/** The steps an upgrade reports as its phase. */
+/**
+ * The steps an upgrade reports as its phase. `extracting` is the fetcher's:
+ * only it knows when a download ends and the binary is being written.
+ */
 export type StagePhase = 'recording' | 'downloading' | 'extracting' | 'verifying' | 'switching';
 
-/** What {@link stageAndSwitch} needs. The archive and candidate handling are injected. */
+/** What {@link stageAndSwitch} needs. */
 export interface StageOptions {
   paths: AgentBinaryPaths;
   signalFile: string;
@@ -50,14 +53,14 @@ export interface StageOptions {
   /** The source URL without query or fragment; it goes into the signal and the logs. */
   redactedUrl: string;
   log: Logger;
-  /** Runs before anything is written (the legacy-seed guard); its error refuses the upgrade. */
-  guard: () => Promise<void>;
-  /** Downloads (or copies) the archive; returns its local path and how to remove it. */
-  fetchArchive: () => Promise<{ archivePath: string; cleanup: () => Promise<void> }>;
-  /** Validates the archive and installs its one member at the slot, atomically. */
-  installMember: (archivePath: string, slot: string) => Promise<void>;
-  /** Runs the installed candidate (`version --json`) and refuses one that cannot serve this host. */
-  inspectCandidate: (slot: string) => Promise<VersionInfo>;
+  /**
+   * Makes the candidate binary a local file at `target` (the staged name beside
+   * its slot), atomically, and removes whatever it fetched on the way (a
+   * downloaded archive). Called once, after the signal records the upgrade.
+   */
+  fetchCandidate: (target: string) => Promise<void>;
+  /** Runs the staged candidate (`version --json`) and refuses one that cannot serve this host. */
+  verify: (staged: string) => Promise<VersionInfo>;
   onPhase: (phase: StagePhase) => void;
   now: () => Date;
   /**
@@ -75,18 +78,19 @@ export interface StageResult {
 }
 
 /**
- * Stages the archive's binary into the inactive slot and switches `current`
- * to it, under the caller's activation lock. Every step is durable before the
- * next, and a failpoint sits between each pair, so a kill at any point leaves
- * a state the next daemon start judges: either the candidate is current and
- * committed, or last-good is current.
+ * Stages the candidate binary beside the inactive slot and switches `current`
+ * to it, under the caller's activation lock. The caller has already refused
+ * an upgrade the host must not take (a pending one, an unfinished move, a
+ * legacy seed) under the same hold of the lock. Every step is durable before
+ * the next, and a failpoint sits between each pair, so a kill at any point
+ * leaves a state the next daemon start judges: either the candidate is
+ * current and committed, or last-good is current.
  *
  * On any failure it rolls the files back (only if the switch happened),
  * clears the signal and rethrows: the old daemon keeps running.
  */
 export async function stageAndSwitch(options: StageOptions): Promise<StageResult> {
   const { log, paths, signalFile } = options;
-  await options.guard();
   await recordPending(options);
   try {
     return await stageAfterRecording(options);
@@ -102,17 +106,6 @@ export async function stageAndSwitch(options: StageOptions): Promise<StageResult
  */
 async function recordPending(options: StageOptions): Promise<void> {
   options.onPhase('recording');
-  const existing = await readUpgradeSignal(options.signalFile);
-  if (existing !== undefined) {
-    throw new AgentError(
-      'ACTIVATION_IN_PROGRESS',
-      `an AgentUpgrade is already pending (${existing.operationName}); ${options.signalFile} records it`,
-      {
-        path: options.signalFile,
-        hint: 'wait for it to finish (see `aks-flex-node status`), then try again',
-      },
-    );
-  }
   // activeMachine as the Go releases record it: a Go daemon started as the
   // candidate (or as last-good) judges and recovers only a signal naming it.
   const running = await resolveIfPresent(options.paths.current);
@@ -145,7 +138,6 @@ async function stageAfterRecording(options: StageOptions): Promise<StageResult> 
 
   await removeStaleCandidates(path.dirname(candidate), log);
   options.onPhase('downloading');
-  const { archivePath, cleanup } = await options.fetchArchive();
   // The candidate is staged beside the slot and proven before it replaces
   // anything: a refused archive or candidate leaves slots and links as they were.
   const staged = path.join(
@@ -154,15 +146,12 @@ async function stageAfterRecording(options: StageOptions): Promise<StageResult> 
   );
   let candidateVersion: VersionInfo;
   try {
-    options.onPhase('extracting');
-    await options.installMember(archivePath, staged);
+    await options.fetchCandidate(staged);
     options.onPhase('verifying');
-    candidateVersion = await options.inspectCandidate(staged);
+    candidateVersion = await options.verify(staged);
   } catch (error) {
     await rm(staged, { force: true });
     throw error;
-  } finally {
-    await cleanup();
   }
   failpoint(failpoints.upgradeCandidateStaged);
   // The point of no return for a cancel: it is checked and the phase moves on

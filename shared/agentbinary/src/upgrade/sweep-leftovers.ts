@@ -1,6 +1,6 @@
 import { lstat, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { errnoCode, type Logger } from '@aks-flex-node/log';
+import { isNotFound, type Logger } from '@aks-flex-node/log';
 import { isTemporarySlotName, temporaryNames } from './temporary-names.js';
 
 /** Where {@link sweepUpgradeLeftovers} looks. */
@@ -74,7 +74,7 @@ async function namesIn(dir: string, log: Logger): Promise<string[]> {
   try {
     return await readdir(dir);
   } catch (error) {
-    if (errnoCode(error) !== 'ENOENT') {
+    if (!isNotFound(error)) {
       log.warn(
         { err: error, path: dir },
         'could not list a directory to sweep; the next start retries',

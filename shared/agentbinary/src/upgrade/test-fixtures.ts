@@ -24,7 +24,8 @@ import { expect, onTestFinished } from 'vitest';
 import { agentBinaryPathsUnder, type AgentBinaryPaths } from '../agent-binary-paths.js';
 import { readUpgradeSignal, writeUpgradeSignal } from '../signal/upgrade-signal-file.js';
 import type { JudgeOptions } from './judge-started-upgrade.js';
-import type { StageOptions } from './stage-and-switch.js';
+import { refusePendingUpgrade } from './refuse-pending-upgrade.js';
+import { stageAndSwitch, type StageOptions, type StageResult } from './stage-and-switch.js';
 
 export const log = createSilentLogger();
 
@@ -225,18 +226,36 @@ export interface StageHost {
   options: StageOptions;
   calls: string[];
   cleanups: number;
-  /** Where last-good resolved when installMember ran. */
+  /** Where last-good resolved when the candidate was written. */
   lastGoodAtInstall: string | undefined;
-  /** The signal fetchArchive found: the candidate must be recorded before any download. */
+  /** The signal the fetch found: the candidate must be recorded before any download. */
   signalAtFetch: UpgradeSignal | undefined;
+}
+
+/** How the fake fetcher behaves: a release archive downloaded, then its member extracted. */
+export interface FakeFetch {
+  /** The version the candidate answers. */
+  version?: string;
+  /** The download fails with this message: nothing was fetched, so nothing is removed. */
+  downloadFails?: string;
+  /** The extraction fails with this message; the archive is removed all the same. */
+  extractionFails?: string;
+  /** Runs once the archive is downloaded, before it is extracted. */
+  afterDownload?: () => void;
 }
 
 /** Injected functions for stageAndSwitch; `overrides` replace the default fakes. */
 export function fakeStageHost(
   l: Layout,
-  overrides: Partial<StageOptions> & { version?: string } = {},
+  overrides: Partial<StageOptions> & FakeFetch = {},
 ): StageHost {
-  const { version = 'v2', ...replacements } = overrides;
+  const {
+    version = 'v2',
+    downloadFails,
+    extractionFails,
+    afterDownload,
+    ...replacements
+  } = overrides;
   const host: StageHost = {
     calls: [],
     cleanups: 0,
@@ -248,34 +267,31 @@ export function fakeStageHost(
       operationId,
       redactedUrl: 'https://releases.example/aks-flex-node-v2-linux-amd64.tar.gz',
       log,
-      guard: () => {
-        host.calls.push('guard');
-        return Promise.resolve();
-      },
-      fetchArchive: async () => {
-        host.calls.push('fetchArchive');
+      // As the daemon's fetcher does: download, report extracting, write the
+      // member at the target, and remove the archive whatever happened.
+      fetchCandidate: async (target) => {
+        host.calls.push('fetchCandidate');
         host.signalAtFetch = await readSignal(l);
-        return {
-          archivePath: path.join(l.tmp, 'agent-upgrade-1.tar.gz'),
-          cleanup: () => {
-            host.calls.push('cleanup');
-            host.cleanups += 1;
-            return Promise.resolve();
-          },
-        };
+        if (downloadFails !== undefined) throw new Error(downloadFails);
+        try {
+          afterDownload?.();
+          host.options.onPhase('extracting');
+          // The candidate is staged beside its slot under a temporary name.
+          const name = path.basename(target);
+          host.calls.push(
+            `extract ${name.startsWith('.aks-flex-node-candidate-') ? 'staged' : name}`,
+          );
+          host.lastGoodAtInstall = await resolvedName(l, l.paths.lastGood);
+          if (extractionFails !== undefined) throw new Error(extractionFails);
+          await agentScript(target, version);
+        } finally {
+          host.calls.push('cleanup');
+          host.cleanups += 1;
+        }
       },
-      installMember: async (_archive, target) => {
-        // The candidate is staged beside its slot under a temporary name.
-        const name = path.basename(target);
-        host.calls.push(
-          `installMember ${name.startsWith('.aks-flex-node-candidate-') ? 'staged' : name}`,
-        );
-        host.lastGoodAtInstall = await resolvedName(l, l.paths.lastGood);
-        await agentScript(target, version);
-      },
-      inspectCandidate: async (slot) => {
-        host.calls.push('inspectCandidate');
-        return runVersion(slot);
+      verify: async (staged) => {
+        host.calls.push('verify');
+        return runVersion(staged);
       },
       onPhase: (phase) => host.calls.push(`phase ${phase}`),
       now: steppingClock(),
@@ -283,6 +299,15 @@ export function fakeStageHost(
     },
   };
   return host;
+}
+
+/**
+ * What the daemon runs under one hold of the activation lock: the pending
+ * check, then the stage. Tests that meet a pending upgrade go through this.
+ */
+export async function upgradeUnderLock(options: StageOptions): Promise<StageResult> {
+  await refusePendingUpgrade(options.signalFile);
+  return stageAndSwitch(options);
 }
 
 /** What a fake judge host saw. */
