@@ -103,6 +103,25 @@ function deps(
 const running = () => new AbortController().signal;
 
 describe('runStartSequence', () => {
+  it('a daemon stopped while it judged (a reset stops it, then sweeps) moves nothing afterwards', async () => {
+    const { paths, green, blue } = await linkedHost();
+    await recordDigest(paths.digestRecord, blue);
+    await recordDigest(paths.digestRecord, green);
+    const host = fakeMoveHost(green);
+    const stop = new AbortController();
+    const d = deps(paths, host, {
+      judge: () => {
+        stop.abort();
+        return Promise.resolve('no-signal');
+      },
+    });
+    expect(await runStartSequence(d, stop.signal)).toBeUndefined();
+    expect(await hostRootState(paths)).toBe('linked');
+    expect(host.rewrites).toEqual([]);
+    expect(host.restarts).toBe(0);
+    expect(d.gate.view().gate).toBe('shut');
+  });
+
   it('a linked host whose last-good never recorded itself stays linked; the gate opens with the reason', async () => {
     const { paths, green } = await linkedHost();
     await recordDigest(paths.digestRecord, green);

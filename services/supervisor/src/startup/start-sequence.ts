@@ -51,7 +51,9 @@ export async function runStartSequence(
 ): Promise<string | undefined> {
   const { paths, log, gate } = deps;
   const pending = await judgeUntilSettled(deps, stopped);
-  if (pending === undefined) return undefined; // stopped meanwhile
+  // Judging can wait up to a minute for the lock; a daemon stopped meanwhile
+  // (a reset stops it, then sweeps) must not go on to move files afterwards.
+  if (pending === undefined || stopped.aborted) return undefined;
   if (pending) {
     // Recovery queued a restart into last-good, which takes the retained signal.
     gate.hold(
