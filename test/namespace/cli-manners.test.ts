@@ -91,6 +91,26 @@ describe.skipIf(unavailable !== undefined)('the command line', () => {
     });
   });
 
+  it('preflight takes --config and --output as bootstrap.sh passes them; a config that does not read fails naming it', () => {
+    const run = runOnPrivateHost(String.raw`
+      printf '%s\n' '{"azure":{"tenantId":"t","arc":{"enabled":false}},"agent":{"logLevel":"info"}}' > /etc/go.json
+      set +e
+      "$BINARY" preflight --config /etc/go.json --output text > /tmp/ok.out 2>&1; echo "ok_exit=$?"
+      "$BINARY" preflight --config /etc/missing.json --output text > /tmp/bad.out 2>&1; echo "bad_exit=$?"
+      "$BINARY" preflight --output yaml > /tmp/yaml.out 2>&1; echo "yaml_exit=$?"
+      set -e
+      echo "ok_last=$(tail -1 /tmp/ok.out)"
+      grep -q /etc/missing.json /tmp/bad.out && echo bad_names=yes`);
+    expect(run.status, run.stderr).toBe(0);
+    expect(facts(run.stdout), run.stdout).toMatchObject({
+      ok_exit: '0',
+      ok_last: 'Preflight: ok',
+      yaml_exit: '2',
+      bad_names: 'yes',
+    });
+    expect(facts(run.stdout).bad_exit).not.toBe('0');
+  });
+
   it('agent-upgrade --preflight with no candidate plans the running binary', () => {
     const run = runOnPrivateHost(String.raw`
       echo '{}' > /etc/cfg.json

@@ -18,7 +18,8 @@ commands:
                                    (--preflight: plan only)
   recover-agent-upgrade --message TEXT
                                    restore last-good after a failed upgrade (the recovery unit runs it)
-  preflight [--json]               check the host before an install, changing nothing
+  preflight [--config PATH] [--output text|json] [--json]
+                                   check the host before an install, changing nothing
   reset [--yes] [--json]           stop the agent and remove its units and helpers, keeping
                                    its binary and config for a rejoin (asks the daemon)
   agent --config PATH              run the daemon (as the agent unit does)
@@ -79,7 +80,7 @@ activation lock. Prompts only on a terminal without --yes. Needs root.`,
 Run by an nspawn machine's generated hooks, not by operators. pre-start asks
 the daemon to migrate and rewrite the machine's hooks; with no daemon, or a
 refusal, the machine starts with the hooks it has. MACHINE is kube1 or kube2.`,
-  preflight: `usage: aks-flex-node preflight [--json]
+  preflight: `usage: aks-flex-node preflight [--config PATH] [--output text|json] [--json]
 
 Checks the host before an install, changing nothing: the install directory
 under the planned host root must be creatable and not on a filesystem mounted
