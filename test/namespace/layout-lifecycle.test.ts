@@ -101,9 +101,7 @@ function lifecycle(row: Row) {
     echo "after_reset_daemons=$(agent_daemons)"
     "$BINARY" reset --json > /tmp/reset2.json
     echo "second_reset=$(jq -c '[.state, (.removed | length)]' /tmp/reset2.json)"
-    rejoin
-    set +e; bash "$SCRIPTS/uninstall.sh" --force > /tmp/uninstall.out 2>&1; echo "uninstall_exit=$?"; set -e
-    echo "after_uninstall_left=$(agent_leftovers)"
+    rejoin_and_uninstall
     [ "$parent_before" = "$(parent_snapshot)" ] && echo parent=kept || echo parent=changed
     echo "parent_mode=$(stat -c %a /opt/unbounded)"`,
     240_000,
@@ -157,9 +155,7 @@ describe.skipIf(unavailable !== undefined)(
       echo "rw_reset=$(jq -r .state /tmp/reset.json)"
       echo "after_reset_left=$(reset_leftovers)"
       echo "after_reset_agent=$(agent_verdict)"
-      rejoin
-      set +e; bash "$SCRIPTS/uninstall.sh" --force > /tmp/uninstall.out 2>&1; echo "uninstall_exit=$?"; set -e
-      echo "after_uninstall_left=$(agent_leftovers)"
+      rejoin_and_uninstall
       [ "$parent_before" = "$(parent_snapshot)" ] && echo parent=kept || echo parent=changed`,
         240_000,
       );

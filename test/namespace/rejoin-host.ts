@@ -138,4 +138,11 @@ rejoin() {
   echo "rejoin_state=$("$BINARY" status --json | jq -r .hostRoot.state)"
   kill -TERM "$rejoin_pid"; wait "$rejoin_pid" 2>/dev/null || true
 }
+# The end of every reset scenario: rejoin, then uninstall.sh as an operator
+# runs it, and what of the agent it left.
+rejoin_and_uninstall() {
+  rejoin
+  set +e; bash "$SCRIPTS/uninstall.sh" --force > /tmp/uninstall.out 2>&1; echo "uninstall_exit=$?"; set -e
+  echo "after_uninstall_left=$(agent_leftovers)"
+}
 `;

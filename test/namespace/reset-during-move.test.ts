@@ -100,9 +100,7 @@ echo "after_reset_left=$(reset_leftovers)"
 echo "after_reset_agent=$(agent_verdict)"
 echo "after_reset_daemons=$(agent_daemons)"
 rm -f /run/daemon.pid
-rejoin
-set +e; bash "$SCRIPTS/uninstall.sh" --force > /tmp/uninstall.out 2>&1; echo "uninstall_exit=$?"; set -e
-echo "after_uninstall_left=$(agent_leftovers)"
+rejoin_and_uninstall
 [ "$parent_before" = "$(parent_snapshot)" ] && echo parent=kept || echo parent=changed
 tail -1 /tmp/reset.json`;
 
@@ -225,9 +223,7 @@ describe.skipIf(unavailable !== undefined)('reset while the daemon runs its move
       echo "after_reset_agent=$(agent_verdict)"
       echo "after_reset_daemons=$(agent_daemons)"
       rm -f /run/daemon.pid
-      rejoin
-      set +e; bash "$SCRIPTS/uninstall.sh" --force > /tmp/uninstall.out 2>&1; echo "uninstall_exit=$?"; set -e
-      echo "after_uninstall_left=$(agent_leftovers)"
+      rejoin_and_uninstall
       [ "$parent_before" = "$(parent_snapshot)" ] && echo parent=kept || echo parent=changed`,
       240_000,
     );
@@ -288,9 +284,7 @@ describe.skipIf(unavailable !== undefined)(
       echo "after_reset_agent=$(agent_verdict)"
       echo "after_reset_daemons=$(agent_daemons)"
       rm -f /run/daemon.pid
-      rejoin
-      set +e; bash "$SCRIPTS/uninstall.sh" --force > /tmp/uninstall.out 2>&1; echo "uninstall_exit=$?"; set -e
-      echo "after_uninstall_left=$(agent_leftovers)"
+      rejoin_and_uninstall
       [ "$parent_before" = "$(parent_snapshot)" ] && echo parent=kept || echo parent=changed`,
         240_000,
       );

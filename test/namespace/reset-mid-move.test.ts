@@ -50,9 +50,7 @@ function resetAfterKillAt(failpoint: string) {
     echo "after_reset_left=$(reset_leftovers)"
     echo "after_reset_agent=$(agent_verdict)"
     echo "after_reset_daemons=$(agent_daemons)"
-    rejoin
-    set +e; bash "$SCRIPTS/uninstall.sh" --force > /tmp/uninstall.out 2>&1; echo "uninstall_exit=$?"; set -e
-    echo "after_uninstall_left=$(agent_leftovers)"
+    rejoin_and_uninstall
     [ "$parent_before" = "$(parent_snapshot)" ] && echo parent=kept || echo parent=changed
     echo "parent_mode=$(stat -c %a /opt/unbounded)"`,
     300_000,
@@ -151,9 +149,7 @@ describe.skipIf(unavailable !== undefined)('reset on a host whose move was being
         echo "after_reset_left=$(reset_leftovers)"
         echo "after_reset_agent=$(agent_verdict)"
         echo "other_tool=$(cat /usr/local/bin/other-tool)"
-        rejoin
-        set +e; bash "$SCRIPTS/uninstall.sh" --force > /tmp/uninstall.out 2>&1; echo "uninstall_exit=$?"; set -e
-        echo "after_uninstall_left=$(agent_leftovers)"
+        rejoin_and_uninstall
         [ "$parent_before" = "$(parent_snapshot)" ] && echo parent=kept || echo parent=changed`,
         180_000,
         { NODE: process.execPath, DRIVER: driver.file, FP: fp },
