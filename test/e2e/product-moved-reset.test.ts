@@ -1,6 +1,5 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { operationSchema, statusResponseSchema, type StatusResponse } from '@aks-flex-node/api';
 import { describeWithProduct } from './harness/describe-with-product.js';
 import type { Host } from './harness/index.js';
 import {
@@ -9,6 +8,7 @@ import {
   createReleaseDir,
   expectNothingOfTheAgent,
   expectResetHost,
+  resetThroughDaemon,
   installAndStart,
   layOutFixture,
   packGoNamedArchive,
@@ -16,13 +16,15 @@ import {
   productBinary,
   productPaths,
   productUnits,
-  readProductStatus,
   runOrThrow,
   runScript,
   stageParent,
+  waitForProductStatus,
   waitForUnitState,
   withHost,
 } from './harness/index.js';
+import { goScriptConfig } from './harness/go-script-config.js';
+import { legacyLib, olderAgentUnit } from './harness/legacy-host.js';
 
 // A host an earlier release installed under /usr/local, moved by this build
 // into a real /opt/unbounded/agent at its own start (both slots are this
@@ -31,26 +33,6 @@ import {
 // install.sh and `start`, and uninstall.sh, under real systemd. The host's
 // /opt/unbounded (its own mode, an artifact, an operator's file) must come
 // out of every step exactly as it went in.
-
-const legacyLib = '/usr/local/lib/aks-flex-node';
-
-// The agent unit an earlier release wrote, naming /usr/local.
-const olderAgentUnit = `[Unit]
-Description=AKS Flex Node Agent
-After=network-online.target
-OnFailure=aks-flex-node-agent-recovery.service
-StartLimitIntervalSec=300
-StartLimitBurst=5
-
-[Service]
-Type=simple
-ExecStart=${legacyLib}/aks-flex-node-current agent --config /etc/aks-flex-node/config.json
-Restart=on-failure
-RestartSec=30
-
-[Install]
-WantedBy=multi-user.target
-`;
 
 /** Lays out the earlier release's host with this build in both slots, and starts its unit. */
 async function layOutLegacyHostOfThisBuild(host: Host): Promise<void> {
@@ -67,32 +49,13 @@ async function layOutLegacyHostOfThisBuild(host: Host): Promise<void> {
       kind: 'symlink',
       target: `${legacyLib}/aks-flex-node-current`,
     },
-    '/etc/aks-flex-node/config.json': { kind: 'file', content: '{}\n', mode: 0o600 },
+    // As the Go bootstrap.sh rendered it.
+    '/etc/aks-flex-node/config.json': { kind: 'file', content: goScriptConfig, mode: 0o600 },
     '/etc/systemd/system/aks-flex-node-agent.service': { kind: 'file', content: olderAgentUnit },
   });
   await copyIn(host, productBinary, `${legacyLib}/aks-flex-node-blue`, 0o755);
   await runOrThrow(host, ['systemctl', 'daemon-reload']);
   await runOrThrow(host, ['systemctl', 'enable', '--now', productUnits.agent]);
-}
-
-async function waitForStatus(
-  host: Host,
-  accept: (status: StatusResponse) => boolean,
-  timeoutMs: number,
-): Promise<StatusResponse> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const seen = statusResponseSchema.parse(await readProductStatus(host));
-      if (accept(seen)) return seen;
-      last = seen;
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
-  throw new Error(`status never matched on ${host.name}; last: ${JSON.stringify(last)}`);
 }
 
 async function shell(host: Host, script: string): Promise<string> {
@@ -117,7 +80,7 @@ describeWithProduct('product: a host moved from /usr/local, reset, rejoined, uni
       const parentBefore = await parentSnapshot(host);
 
       await layOutLegacyHostOfThisBuild(host);
-      const moved = await waitForStatus(
+      const moved = await waitForProductStatus(
         host,
         (s) => s.hostRoot.state === 'installed' && s.startup.gate === 'open',
         240_000,
@@ -133,13 +96,7 @@ describeWithProduct('product: a host moved from /usr/local, reset, rejoined, uni
       expect(await parentSnapshot(host)).toBe(parentBefore);
 
       // Reset through the daemon, which records the outcome and stops itself.
-      const reset = await host.run([productPaths.installedBinary, 'reset', '--json'], {
-        timeoutMs: 120_000,
-      });
-      expect(reset.exitCode, `${reset.stdout}${reset.stderr}`).toBe(0);
-      const operation = operationSchema.parse(
-        JSON.parse(reset.stdout.trim().split('\n').at(-1) ?? ''),
-      );
+      const operation = await resetThroughDaemon(host);
       expect(operation).toMatchObject({ kind: 'reset', state: 'succeeded' });
       expect(operation.keptBinary).toBe(productPaths.installedBinary);
       await expectResetHost(host);
@@ -152,7 +109,7 @@ describeWithProduct('product: a host moved from /usr/local, reset, rejoined, uni
       // The rejoin finds the layout reset kept under the host root, not /usr/local.
       const dir = await installAndStart(host, 'rejoin');
       expect(dir).toBe('/opt/unbounded/agent/bin');
-      const rejoined = await waitForStatus(host, (s) => s.startup.gate === 'open', 120_000);
+      const rejoined = await waitForProductStatus(host, (s) => s.startup.gate === 'open', 120_000);
       expect(rejoined.hostRoot.state).toBe('installed');
       expect(await shell(host, 'find /usr/local -name "aks-flex-node*" | sort')).toBe('');
 

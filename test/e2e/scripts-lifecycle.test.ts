@@ -1,12 +1,12 @@
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { operationSchema } from '@aks-flex-node/api';
 import { describeWithProduct } from './harness/describe-with-product.js';
 import {
   copyScriptsIn,
   createReleaseDir,
   expectNothingOfTheAgent,
   expectResetHost,
+  resetThroughDaemon,
   installAndStart,
   packGoNamedArchive,
   parentSnapshot,
@@ -79,13 +79,7 @@ describeWithProduct(
           expect((await readUnitState(host, `${queuedRestart}.timer`)).activeState).toBe('active');
 
           // The daemon answers the reset, records it and stops itself.
-          const reset = await host.run([productPaths.installedBinary, 'reset', '--json'], {
-            timeoutMs: 120_000,
-          });
-          expect(reset.exitCode, `${reset.stdout}${reset.stderr}`).toBe(0);
-          const operation = operationSchema.parse(
-            JSON.parse(reset.stdout.trim().split('\n').at(-1) ?? ''),
-          );
+          const operation = await resetThroughDaemon(host);
           expect(operation).toMatchObject({ kind: 'reset', state: 'succeeded' });
           expect(operation.id).toMatch(/^reset-\d/);
           expect(operation.keptBinary).toBe(productPaths.installedBinary);

@@ -54,6 +54,7 @@ export {
   copyScriptsIn,
   expectNothingOfTheAgent,
   expectResetHost,
+  resetThroughDaemon,
   installAndStart,
   packGoNamedArchive,
   parentSnapshot,

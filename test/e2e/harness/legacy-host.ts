@@ -25,7 +25,7 @@ esac
 `;
 
 // The units the earlier release wrote, naming /usr/local.
-const olderAgentUnit = `[Unit]
+export const olderAgentUnit = `[Unit]
 Description=AKS Flex Node Agent
 After=network-online.target
 OnFailure=aks-flex-node-agent-recovery.service

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { expect } from 'vitest';
+import { operationSchema, type Operation } from '@aks-flex-node/api';
 import { repoRoot } from './e2e-paths.js';
 import type { Host } from './host.js';
 import { productBinary } from './product.js';
@@ -143,4 +144,17 @@ export async function expectResetHost(host: Host): Promise<void> {
   expect(await presentOf(host, resetPaths)).toEqual([]);
   await runOrThrow(host, [productPaths.installedBinary, 'version']);
   await runOrThrow(host, ['test', '-f', '/etc/aks-flex-node/config.json']);
+}
+
+/**
+ * `aks-flex-node reset --json` through the daemon, which records the outcome
+ * and stops itself; the operation is the last line the CLI prints. Fails the
+ * test with the CLI's output when it does not exit 0.
+ */
+export async function resetThroughDaemon(host: Host): Promise<Operation> {
+  const reset = await host.run([productPaths.installedBinary, 'reset', '--json'], {
+    timeoutMs: 120_000,
+  });
+  expect(reset.exitCode, `${reset.stdout}${reset.stderr}`).toBe(0);
+  return operationSchema.parse(JSON.parse(reset.stdout.trim().split('\n').at(-1) ?? ''));
 }
