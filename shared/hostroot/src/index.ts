@@ -1,4 +1,5 @@
 /** The agent's host root: its states, migrate, prepare, resolve, removal and the move. */
+export { isUnder } from './at-or-under.js';
 export { describeHostRoot, migrateAndDescribe } from './describe-host-root.js';
 export type { HostRootPaths } from './host-root-paths.js';
 export { hostRootState, hostRootStates } from './host-root-state.js';

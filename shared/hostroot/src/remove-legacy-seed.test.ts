@@ -7,19 +7,27 @@ import { kindAt, link, log, newLayout, touch, type Layout } from './test-fixture
 const seedOf = (l: Layout): string => path.join(l.legacy, binaryFile);
 
 describe('removeLegacySeed (spec hostroot §4.9 RemoveSeed)', () => {
-  it.each<[string, (l: Layout) => Promise<void>, 'missing' | 'symlink']>([
-    ['hostroot#53 a seeded regular file is removed', (l) => touch(seedOf(l), 'seed'), 'missing'],
+  it.each<[string, (l: Layout) => Promise<void>, 'missing' | 'symlink', boolean]>([
+    [
+      'hostroot#53 a seeded regular file is removed',
+      (l) => touch(seedOf(l), 'seed'),
+      'missing',
+      true,
+    ],
     [
       'hostroot#53 a symlink at the seed path is kept',
       (l) => link(seedOf(l), path.join(l.legacy, currentLinkFile)),
       'symlink',
+      false,
     ],
-    ['hostroot#53 a missing seed is success', () => Promise.resolve(), 'missing'],
-  ])('%s', async (_name, setup, expected) => {
+    ['hostroot#53 a missing seed is success', () => Promise.resolve(), 'missing', false],
+  ])('%s', async (_name, setup, expected, wasRemoved) => {
     const l = await newLayout();
     await setup(l);
-    await removeLegacySeed(l.paths, log);
+    const removed = await removeLegacySeed(l.paths, log);
     expect(await kindAt(seedOf(l))).toBe(expected);
+    // Only a plain file is removed, and only then does the caller hear so.
+    expect(removed).toBe(wasRemoved);
     expect(await kindAt(path.join(l.legacy, 'bin'))).toBe('directory');
   });
 

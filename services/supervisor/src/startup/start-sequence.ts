@@ -8,7 +8,6 @@ import {
   type MoveHost,
   type MoveOutcome,
 } from '@aks-flex-node/hostroot';
-import { exists } from '@aks-flex-node/fs';
 import type { HostPaths } from '@aks-flex-node/layout';
 import { isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { MutationQueue } from '../mutation-queue.js';
@@ -136,13 +135,11 @@ async function moveUnderLock(deps: StartSequenceDeps): Promise<StartMove> {
   }
 }
 
-/** Removes the copy in /usr/local/bin once nothing runs from the legacy root. Warn-only; whether it was there. */
+/** Removes the copy in /usr/local/bin once nothing runs from the legacy root. Warn-only; whether it removed one. */
 async function removeReleasedSeed(paths: HostPaths, log: Logger): Promise<boolean> {
   try {
     if (!(await isLegacyReleased(paths))) return false;
-    const present = await exists(paths.legacySeed);
-    await removeLegacySeed(paths, log);
-    return present;
+    return await removeLegacySeed(paths, log);
   } catch (error) {
     log.warn(
       { err: error, path: paths.legacySeed },

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { exists } from '@aks-flex-node/fs';
+import { isUnder } from '@aks-flex-node/hostroot';
 import { managedBinaryDir, type HostPaths } from '@aks-flex-node/layout';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 
@@ -14,8 +15,8 @@ export async function legacyRootInUse(
   paths: HostPaths,
   binaryPaths: AgentBinaryPaths,
 ): Promise<boolean> {
-  const relative = path.relative(paths.legacy, binaryPaths.current);
-  if (!relative.startsWith('..') && !path.isAbsolute(relative)) return true;
+  // Either spelling of the legacy root: on some images it is itself a link.
+  if (await isUnder(binaryPaths.current, paths.legacy)) return true;
   // The marker and staging directory: a move whose pass 2 has not removed the legacy files yet.
   const evidence = [
     path.join(paths.legacy, managedBinaryDir),
