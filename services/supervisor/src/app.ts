@@ -18,6 +18,9 @@ import { resetRoutes } from './routes/reset.js';
 import { statusRoutes } from './routes/status.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './routes/zod-type-provider.js';
 
+/** The fastify options that decide how the daemon's shutdown treats requests. */
+export const shutdownServerOptions = { return503OnClosing: false } as const;
+
 /** Options for {@link buildApp} that concern the server, not the routes. */
 export interface BuildAppOptions {
   serverFactory?: FastifyServerFactory;
@@ -39,6 +42,11 @@ export async function buildApp(
     bodyLimit: requestBodyLimitBytes,
     // The socket is local and root-only, but a stuck client must not pin a request forever.
     requestTimeout: 120_000,
+    // A request on a connection accepted before the shutdown is answered, not
+    // refused with 503: the daemon's state is good until it exits, and the
+    // next daemon is not there to take the retry for a second or two.
+    // Fastify still sends `Connection: close` with it.
+    ...shutdownServerOptions,
     // Status polls would flood the journal; refusals and failures are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
     // Errors raised before routing (a bad URL, an over-long id) and before

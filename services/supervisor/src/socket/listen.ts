@@ -2,6 +2,7 @@ import { chmod, lstat, mkdir, unlink } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import path from 'node:path';
 import { AgentError, isNotFound, messageOf } from '@aks-flex-node/log';
+import { watchConnections } from './connection-drain.js';
 
 /** Where the daemon serves: a descriptor systemd passed, or a path it binds itself. */
 export type ListenTarget =
@@ -10,8 +11,11 @@ export type ListenTarget =
 /**
  * Starts the server on its target. When binding itself it creates the run
  * directory 0750 and the socket 0600, both root's: the API changes the host.
+ * Its connections are followed from the first, so `closeWithin` answers
+ * every one it accepted.
  */
 export async function listenOn(server: Server, target: ListenTarget): Promise<void> {
+  watchConnections(server);
   if (target.kind === 'systemd') {
     await listen(server, { fd: target.fd });
     return;
