@@ -71,3 +71,5 @@ export { readUnitState, waitForUnitState } from './unit-state.js';
 export type { UnitActiveState, UnitState, WaitForUnitStateOptions } from './unit-state.js';
 export { withHost } from './with-host.js';
 export { copyIn, writeHostFile } from './write-host-file.js';
+export { readHandOver, startStatusPoller } from './status-poller.js';
+export type { HandOver, PolledRequest, StatusPoller } from './status-poller.js';

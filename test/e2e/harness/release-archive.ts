@@ -62,12 +62,13 @@ export async function readReleaseArchive(dir: string, version: string): Promise<
  * Packs an executable as a release archive the way `scripts/build.mjs`
  * does: one regular file named {@link releaseMember}, mode 0755, owner 0,
  * no directory entries. The archive is named after `name`, in `dir`.
+ * `executable` is a script's text or a built executable's bytes.
  */
 export async function packReleaseArchive(
   dir: string,
   name: string,
   version: string,
-  executable: string,
+  executable: string | Uint8Array,
 ): Promise<ReleaseArchive> {
   const stage = path.join(dir, `${name}.stage`);
   await mkdir(stage, { recursive: true });
