@@ -26,6 +26,7 @@ import {
   packBadCandidate,
   packReleaseArchive,
   productBinary,
+  productPaths,
   productUnits,
   readHandOver,
   readProductStatus,
@@ -64,6 +65,8 @@ interface HandOverFigure {
 }
 
 const figures: HandOverFigure[] = [];
+/** The baseline for the daemon's start: `aks-flex-node version` in the same host, interleaved. */
+const versionStartMs: number[] = [];
 
 describe('under real systemd: hand-over downtime and rollback', () => {
   let releaseDir: string | undefined;
@@ -94,6 +97,7 @@ describe('under real systemd: hand-over downtime and rollback', () => {
       ];
 
       for (let run = 1; run <= runs; run++) {
+        versionStartMs.push(await measureVersionStart(host));
         figures.push(await measureRestart(host, String(run)));
       }
       for (let run = 1; run <= runs; run++) {
@@ -185,6 +189,14 @@ async function measureRollback(
   };
 }
 
+/** One `aks-flex-node version` in the host, timed there: the executable's start-up floor. */
+async function measureVersionStart(host: Host): Promise<number> {
+  const script = `start=$EPOCHREALTIME; ${productPaths.installedBinary} version >/dev/null; end=$EPOCHREALTIME
+echo "$start $end"`;
+  const [start = '', end = ''] = (await runOrThrow(host, script)).stdout.trim().split(' ');
+  return Math.round((Number(end) - Number(start)) * 1000);
+}
+
 /** Runs `change` with the poller running from `settleMs` before it to `settleMs` after. */
 async function pollAround(host: Host, change: () => Promise<void>): Promise<PolledRequest[]> {
   const poller = startStatusPoller(host, pollPauseMs);
@@ -255,18 +267,22 @@ async function report(): Promise<void> {
         String(figure.timeline?.daemonStartMs ?? '-').padStart(15),
     ),
   ];
+  const daemonStarts = figures.flatMap((figure) =>
+    figure.timeline === undefined ? [] : [figure.timeline.daemonStartMs],
+  );
+  const versionMedian = median(versionStartMs);
+  const daemonStartMedian = median(daemonStarts);
   const summary = {
+    daemonStartMedianMs: daemonStartMedian,
+    daemonStartToVersionRatio:
+      versionMedian === undefined || daemonStartMedian === undefined
+        ? undefined
+        : Number((daemonStartMedian / versionMedian).toFixed(2)),
     restartDowntimeMedianMs: median(downtimes('restart')),
     restartDowntimeMaxMs: max(downtimes('restart')),
     upgradeDowntimeMedianMs: median(downtimes('upgrade')),
     upgradeDowntimeMaxMs: max(downtimes('upgrade')),
-    upgradeDaemonStartMedianMs: median(
-      figures.flatMap((figure) =>
-        figure.kind === 'upgrade' && figure.timeline !== undefined
-          ? [figure.timeline.daemonStartMs]
-          : [],
-      ),
-    ),
+    versionStartMedianMs: median(versionStartMs),
     refusedDuringRestartsAndUpgrades: figures
       .filter((figure) => figure.kind !== 'rollback')
       .reduce((sum, figure) => sum + figure.refused, 0),
@@ -281,7 +297,7 @@ async function report(): Promise<void> {
   await mkdir(path.dirname(out), { recursive: true });
   await writeFile(
     out,
-    `${JSON.stringify({ date: new Date().toISOString(), runs, pollPauseMs, summary, figures }, null, 2)}\n`,
+    `${JSON.stringify({ date: new Date().toISOString(), runs, pollPauseMs, summary, versionStartMs, figures }, null, 2)}\n`,
   );
   process.stdout.write(`wrote ${out}\n`);
 }
