@@ -20,8 +20,12 @@ main() {
     exit 1
   }
   cd "$workspace"
-  RUNS=${RUNS:-5} OUT=${OUT:-dist/bench-systemd.json} \
-    exec npx pnpm@10.34.9 exec vitest run --config vitest.bench-systemd.config.ts
+  # The release archives (two builds, about 100 MB) live here; removed even
+  # after Ctrl-C, which ends vitest's workers before their afterAll runs.
+  releases=$(mktemp -d /var/tmp/aks-flex-node-bench-systemd.XXXXXX)
+  trap 'rm -rf "$releases"' EXIT
+  RUNS=${RUNS:-5} OUT=${OUT:-dist/bench-systemd.json} BENCH_SYSTEMD_RELEASES=$releases \
+    npx pnpm@10.34.9 exec vitest run --config vitest.bench-systemd.config.ts
 }
 
 main "$@"

@@ -70,11 +70,15 @@ const versionStartMs: number[] = [];
 
 describe('under real systemd: hand-over downtime and rollback', () => {
   let releaseDir: string | undefined;
+  // bench/systemd.sh names the directory and removes it, also after Ctrl-C.
+  const givenReleaseDir = process.env.BENCH_SYSTEMD_RELEASES;
   beforeAll(async () => {
-    releaseDir = await createReleaseDir();
+    releaseDir = givenReleaseDir ?? (await createReleaseDir());
   });
   afterAll(async () => {
-    if (releaseDir !== undefined) await rm(releaseDir, { recursive: true, force: true });
+    if (releaseDir !== undefined && givenReleaseDir === undefined) {
+      await rm(releaseDir, { recursive: true, force: true });
+    }
     await report();
   });
 
