@@ -6,6 +6,7 @@
 // <arch> is amd64 or arm64, as the Go releases spell it (scripts/release-archive.mjs).
 // Usage: node scripts/build.mjs [--version V] [--out DIR] [--no-archive]
 // Tests build a second version into another directory to upgrade to it.
+// KEEP_WORK=1 keeps DIR/.build: each bundle and its code cache, to see what a role loads.
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
