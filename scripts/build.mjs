@@ -6,17 +6,20 @@
 // <arch> is amd64 or arm64, as the Go releases spell it (scripts/release-archive.mjs).
 // Usage: node scripts/build.mjs [--version V] [--out DIR] [--no-archive]
 // Tests build a second version into another directory to upgrade to it.
+// KEEP_WORK=1 keeps DIR/.build: each bundle and its code cache, to see what a role loads.
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { build } from 'esbuild';
 import { writeReleaseArchive } from './release-archive.mjs';
@@ -88,9 +91,46 @@ const rawTextPlugin = {
   },
 };
 
+// The executable's main script is the dispatcher; every other role is in a
+// bundle of its own (services/cli/src/bundles/*.ts), embedded as an asset and
+// evaluated only when one of its roles runs (services/cli/src/roles/role-homes.ts).
+// V8 then reads at each start only the role that runs, not the daemon's
+// megabytes (DESIGN.md 3, "Start-up cost").
+const mainEntry = 'services/cli/src/main.ts';
+const bundlesDir = 'services/cli/src/bundles';
+// Evaluates a bundle the way the executable does (services/cli/src/roles/run-bundle.ts).
+const evaluator = path.join(workspace, 'services/cli/src/roles/evaluate-common-js.ts');
+// Libraries only the daemon and the cold roles use: the main bundle or a hot
+// role's bundle holding one means a hot role imports a cold one's modules,
+// and its every start pays for them.
+const coldOnlyPackages = ['fastify', 'execa', 'tar', 'ajv', 'cli-progress', 'semver', 'pino'];
+const hotBundles = ['main', 'host-root', 'nspawn-lifecycle', 'status'];
+
+// Every bundle entry stays out of the bundles that import it: the executable
+// evaluates its asset instead (run-bundle.ts), so each is built only once.
+const bundleEntriesExternal = {
+  name: 'bundle-entries-external',
+  setup(builder) {
+    builder.onResolve({ filter: /\/bundles\/[a-z-]+\.js$/ }, (args) => ({
+      path: args.path,
+      external: true,
+    }));
+  },
+};
+
+function bundleEntries() {
+  const names = readdirSync(path.join(workspace, bundlesDir))
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
+    .map((file) => file.slice(0, -'.ts'.length));
+  return [
+    { name: 'main', entry: mainEntry },
+    ...names.map((name) => ({ name, entry: `${bundlesDir}/${name}.ts` })),
+  ];
+}
+
 async function bundle(entry, outfile) {
-  await build({
-    entryPoints: [entry],
+  const result = await build({
+    entryPoints: [path.join(workspace, entry)],
     outfile,
     bundle: true,
     platform: 'node',
@@ -100,25 +140,88 @@ async function bundle(entry, outfile) {
     format: 'cjs',
     minifySyntax: true,
     legalComments: 'none',
-    plugins: [rawTextPlugin],
+    plugins: [rawTextPlugin, bundleEntriesExternal],
     logLevel: 'warning',
+    metafile: true,
     define: {
       __AKS_FLEX_NODE_VERSION__: JSON.stringify(version),
       __AKS_FLEX_NODE_COMMIT__: JSON.stringify(commit),
     },
   });
+  return result.metafile;
 }
 
-function makeSea(node, script, target) {
+// Fails the build when a hot bundle holds a library only cold roles use.
+function checkHotBundle(name, metafile) {
+  // The output's inputs, not metafile.inputs: those list modules esbuild read and then shook out.
+  const inputs = Object.values(metafile.outputs).flatMap((output) =>
+    Object.entries(output.inputs)
+      .filter(([, input]) => input.bytesInOutput > 0)
+      .map(([file]) => file),
+  );
+  const found = coldOnlyPackages.filter((name) =>
+    inputs.some((input) => input.includes(`/node_modules/${name}/`)),
+  );
+  if (found.length > 0) {
+    throw new Error(
+      `the ${name} bundle holds ${found.join(', ')}, which only cold roles use; ` +
+        'import it from a cold role, or lazily from where it is needed',
+    );
+  }
+}
+
+// V8's code cache of each asset bundle, made by evaluating it once with the
+// pinned Node: taken after the evaluation, it holds the functions the
+// bundle's modules ran at load (zod's, for instance), which a cache of the
+// bare compile lacks. The executable evaluates the bundle with it.
+// The executable evaluates asset bundles with vm, whose import() support is
+// experimental and warns; bundles load built-in modules with require or
+// process.getBuiltinModule instead. esbuild prints strings with double
+// quotes, so comments quoting import('...') do not match. The imports of
+// other bundles' sources are allowed: they run only from source (run-bundle.ts).
+function checkNoDynamicImport({ name, script }) {
+  const found = readFileSync(script, 'utf8').match(/\bimport\("(?!\.\.\/bundles\/)[^"]*"\)/);
+  if (found !== null) {
+    throw new Error(
+      `the ${name} bundle keeps ${found[0]}, which the executable cannot run in a bundle; ` +
+        "load a built-in module with process.getBuiltinModule('node:...') instead",
+    );
+  }
+}
+
+function writeCodeCaches(node, assets) {
+  const script = `
+    import { readFileSync, writeFileSync } from 'node:fs';
+    import { createRequire } from 'node:module';
+    import { compileCommonJs, runCommonJs } from ${JSON.stringify(pathToFileURL(evaluator).href)};
+    const require = createRequire(import.meta.url);
+    for (const [source, cache] of JSON.parse(process.argv[1])) {
+      const compiled = compileCommonJs(readFileSync(source, 'utf8'), { filename: source });
+      runCommonJs(compiled, require);
+      writeFileSync(cache, compiled.createCachedData());
+    }`;
+  const pairs = assets.map(({ script: source, codeCache }) => [source, codeCache]);
+  execFileSync(node, ['--input-type=module', '-e', script, JSON.stringify(pairs)], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+}
+
+function makeSea(node, { main, assets }, target) {
   const blob = path.join(workDir, 'sea-prep.blob');
   const config = path.join(workDir, 'sea-config.json');
   writeFileSync(
     config,
     JSON.stringify({
-      main: script,
+      main,
       output: blob,
       disableExperimentalSEAWarning: true,
       useCodeCache: true,
+      assets: Object.fromEntries(
+        assets.flatMap(({ name, script, codeCache }) => [
+          [`${name}.cjs`, script],
+          [`${name}.code-cache`, codeCache],
+        ]),
+      ),
     }),
   );
   execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -144,20 +247,30 @@ async function main() {
   const node = pinnedNode();
   rmSync(workDir, { recursive: true, force: true });
   mkdirSync(workDir, { recursive: true });
-  const script = path.join(workDir, 'aks-flex-node.cjs');
   log(`bundling version ${version} (commit ${commit}) for linux-${nodeArch}`);
-  await bundle(path.join(workspace, 'services/cli/src/main.ts'), script);
+  const built = await Promise.all(
+    bundleEntries().map(async ({ name, entry }) => {
+      const script = path.join(workDir, `${name}.cjs`);
+      const metafile = await bundle(entry, script);
+      if (hotBundles.includes(name)) checkHotBundle(name, metafile);
+      return { name, script, codeCache: path.join(workDir, `${name}.code-cache`) };
+    }),
+  );
+  const main = built.find(({ name }) => name === 'main').script;
+  const assets = built.filter(({ name }) => name !== 'main');
+  assets.forEach(checkNoDynamicImport);
+  writeCodeCaches(node, assets);
   const binary = path.join(outDir, 'aks-flex-node');
   log('making the single executable');
   // Built beside and renamed over the old one: a running copy (a test host,
   // the sandbox) keeps its inode, and a failed build leaves the old binary.
   const staged = path.join(workDir, 'aks-flex-node');
-  makeSea(node, script, staged);
+  makeSea(node, { main, assets }, staged);
   renameSync(staged, binary);
   if (!flags['no-archive']) {
     log(`wrote ${writeReleaseArchive({ binary, outDir, workDir })}`);
   }
-  rmSync(workDir, { recursive: true, force: true });
+  if (process.env.KEEP_WORK !== '1') rmSync(workDir, { recursive: true, force: true });
   log(`wrote ${binary}`);
   if (!flags['no-archive']) writeIgnitionAssets(node);
 }

@@ -1,59 +1,45 @@
 import { exitCodes } from '@aks-flex-node/api';
+import { runVersion } from './commands/version.js';
 import { printLine, reportError } from './output.js';
+import {
+  isMainRoleName,
+  isRoleName,
+  roleHomes,
+  type RoleName,
+  type RoleNameIn,
+} from './roles/role-homes.js';
+import { runBundle } from './roles/run-bundle.js';
+import { runReportingErrors } from './roles/run-reporting-errors.js';
+import type { RunRole } from './roles/run-role.js';
 import { asksForHelp, topUsage, usageOf } from './usage.js';
 
 /**
  * Every role is this one executable. The entry dispatches first and each
- * command loads only what it needs, so hot roles (`version`, the nspawn hook,
- * the recovery shim) do not pay for the daemon's libraries.
+ * role loads only what it needs: `version` and `help` are here, every other
+ * role is in a bundle evaluated only when it runs (roles/role-homes.ts).
  */
-const commands: Record<string, () => Promise<(args: string[]) => Promise<number>>> = {
-  version: async () => (await import('./commands/version.js')).runVersion,
-  'host-root': async () => (await import('./commands/host-root.js')).runHostRoot,
-  status: async () => (await import('./commands/status.js')).runStatus,
-  agent: loadSupervisor,
-  daemon: loadSupervisor,
-  start: async () => (await import('./commands/start.js')).runStart,
-  bootstrap: async () => (await import('./commands/start.js')).runStart,
-  'agent-upgrade': async () => (await import('./commands/agent-upgrade.js')).runAgentUpgrade,
-  'recover-agent-upgrade': async () =>
-    (await import('./commands/recover-agent-upgrade.js')).runRecoverAgentUpgrade,
-  'guard-agent-upgrade': async () =>
-    (await import('./commands/guard-agent-upgrade.js')).runGuardAgentUpgrade,
-  reset: async () => (await import('./commands/reset.js')).runReset,
-  unbootstrap: async () => (await import('./commands/reset.js')).runReset,
-  // Hidden: the nspawn machines' generated hooks run it, operators do not.
-  'nspawn-lifecycle': async () =>
-    (await import('@aks-flex-node/nspawn-lifecycle')).runNspawnLifecycle,
-  preflight: async () => (await import('./commands/preflight.js')).runPreflight,
-  help: () => Promise.resolve(runHelp),
+const mainRoles: Record<RoleNameIn<'main'>, RunRole> = {
+  version: runVersion,
+  help: runHelp,
 };
-
-/**
- * The daemon role. This dispatcher is the one place the CLI reaches a
- * service, and only through its entry: `agent` parses the flags, the
- * supervisor builds the rest.
- */
-async function loadSupervisor(): Promise<(args: string[]) => Promise<number>> {
-  const [{ runAgent }, { runSupervisor }] = await Promise.all([
-    import('./commands/agent.js'),
-    import('@aks-flex-node/supervisor'),
-  ]);
-  return (args) => runAgent(args, runSupervisor);
-}
 
 function runHelp(): Promise<number> {
   printLine(topUsage);
   return Promise.resolve(0);
 }
 
+function runRole(name: RoleName, args: string[]): Promise<number> {
+  if (isMainRoleName(name)) return runReportingErrors(() => Promise.resolve(mainRoles[name]), args);
+  // The bundle reports its own errors: it holds its own copy of AgentError.
+  return runBundle(roleHomes[name], name, args);
+}
+
 async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;
   // Help and --version before anything is loaded: they must work on any host, as any user.
   if (name === '-h' || name === '--help') return runHelp();
-  if (name === '--version') return (await commands.version?.())?.([]) ?? 0;
-  const load = name === undefined ? undefined : commands[name];
-  if (name === undefined || load === undefined) {
+  if (name === '--version') return runRole('version', []);
+  if (name === undefined || !isRoleName(name)) {
     process.stderr.write(
       `error: ${name === undefined ? 'no command given' : `unknown command "${name}"`}\n${topUsage}\n`,
     );
@@ -63,12 +49,7 @@ async function main(argv: string[]): Promise<number> {
     printLine(usageOf(name));
     return 0;
   }
-  try {
-    const run = await load();
-    return await run(args);
-  } catch (error) {
-    return reportError(error);
-  }
+  return runRole(name, args);
 }
 
 // process.exitCode rather than process.exit(): pending output is flushed first.

@@ -41,7 +41,9 @@ export function reportError(error: unknown): number {
  * Callers ask only when stdin and stdout are a terminal: scripts never see a prompt.
  */
 export async function askYesNo(question: string): Promise<boolean> {
-  const { createInterface } = await import('node:readline/promises');
+  // getBuiltinModule, not import(): the executable's bundles do not support import()
+  // (roles/evaluate-common-js.ts), and only the prompt needs readline.
+  const { createInterface } = process.getBuiltinModule('node:readline/promises');
   const prompt = createInterface({ input: process.stdin, output: process.stdout });
   try {
     return /^y(es)?$/i.test((await prompt.question(`${question} (y/N): `)).trim());

@@ -1,5 +1,5 @@
-import http from 'node:http';
 import { errnoCode, messageOf } from '@aks-flex-node/log';
+import { requestOverUnixSocket } from './unix-http-request.js';
 
 /** How the daemon answered one request, or why it did not. */
 export type DaemonAnswer =
@@ -8,43 +8,28 @@ export type DaemonAnswer =
   | { kind: 'unreachable'; reason: string };
 
 /**
- * POSTs an empty JSON object to the daemon over its Unix socket with plain
- * node:http: the hook needs neither the typed client's zod nor anything
- * else. Never throws: every failure is an answer the caller reports.
+ * POSTs an empty JSON object to the daemon over its Unix socket without
+ * node:http (unix-http-request.ts): the hook needs neither the typed
+ * client's zod nor anything else. Never throws: every failure is an answer
+ * the caller reports.
  */
-export function postToDaemon(
+export async function postToDaemon(
   socketPath: string,
   url: string,
   timeoutMs: number,
 ): Promise<DaemonAnswer> {
-  return new Promise((resolve) => {
-    const request = http.request(
-      {
-        socketPath,
-        method: 'POST',
-        path: url,
-        headers: { accept: 'application/json', 'content-type': 'application/json' },
-        timeout: timeoutMs,
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('error', (error) => {
-          resolve({ kind: 'unreachable', reason: messageOf(error) });
-        });
-        response.on('end', () => {
-          resolve(interpret(response.statusCode ?? 0, Buffer.concat(chunks).toString('utf8')));
-        });
-      },
-    );
-    request.on('timeout', () => {
-      request.destroy(new Error(`no answer within ${timeoutMs} ms`));
+  try {
+    const response = await requestOverUnixSocket({
+      socketPath,
+      method: 'POST',
+      path: url,
+      body: '{}',
+      timeoutMs,
     });
-    request.on('error', (error) => {
-      resolve({ kind: 'unreachable', reason: describeConnectError(error) });
-    });
-    request.end('{}');
-  });
+    return interpret(response.status, response.body);
+  } catch (error) {
+    return { kind: 'unreachable', reason: describeConnectError(error) };
+  }
 }
 
 function describeConnectError(error: unknown): string {

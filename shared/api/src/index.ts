@@ -23,7 +23,8 @@ export {
 export type { RegenerateNspawnHooksResponse } from './nspawn.js';
 export { daemonStartingReason, statusResponseSchema } from './status.js';
 export type { StatusResponse } from './status.js';
-export { capabilities, versionInfoSchema } from './version.js';
+export { capabilities } from './capabilities.js';
+export { versionInfoSchema } from './version.js';
 export type { VersionInfo } from './version.js';
 export {
   agentUpgradeRequestSchema,

@@ -1,0 +1,64 @@
+/**
+ * The executable's script bundles. `main` is the dispatcher, which the
+ * executable runs at every start; each other one is an asset of the
+ * executable (the entry of the same name in `src/bundles/`), evaluated only
+ * when one of its roles runs. V8 then reads at each start only the code of
+ * the role that runs, not the daemon's megabytes (DESIGN.md 3, "Start-up cost").
+ */
+export const bundleNames = [
+  'cold',
+  'host-root',
+  'host-root-migrate',
+  'nspawn-lifecycle',
+  'status',
+] as const;
+
+/** One of {@link bundleNames}. */
+export type BundleName = (typeof bundleNames)[number];
+
+/**
+ * Which bundle holds each role. The hot roles, which run often (`version` in
+ * every upgrade's verification, the nspawn hook at every machine start,
+ * `host-root` in the Go releases' scripts, `status`), are in `main` or in a
+ * bundle of their own that holds none of the daemon's libraries. The
+ * others, which run rarely or for long, share the `cold` bundle.
+ */
+export const roleHomes = {
+  version: 'main',
+  help: 'main',
+  status: 'status',
+  'host-root': 'host-root',
+  // Hidden: the nspawn machines' generated hooks run it, operators do not.
+  'nspawn-lifecycle': 'nspawn-lifecycle',
+  agent: 'cold',
+  daemon: 'cold',
+  start: 'cold',
+  bootstrap: 'cold',
+  'agent-upgrade': 'cold',
+  'recover-agent-upgrade': 'cold',
+  'guard-agent-upgrade': 'cold',
+  reset: 'cold',
+  unbootstrap: 'cold',
+  preflight: 'cold',
+} as const satisfies Record<string, BundleName | 'main'>;
+
+/** A role the executable answers to. */
+export type RoleName = keyof typeof roleHomes;
+
+/** The roles whose home is `Home`. */
+export type RoleNameIn<Home extends BundleName | 'main'> = {
+  [Name in RoleName]: (typeof roleHomes)[Name] extends Home ? Name : never;
+}[RoleName];
+
+/** The roles the `cold` bundle holds; bundles/cold.ts must load each of them. */
+export type ColdRoleName = RoleNameIn<'cold'>;
+
+/** Whether the role runs from the main bundle, the dispatcher's own. */
+export function isMainRoleName(name: RoleName): name is RoleNameIn<'main'> {
+  return roleHomes[name] === 'main';
+}
+
+/** Whether `name` is a role the executable answers to. */
+export function isRoleName(name: string): name is RoleName {
+  return Object.hasOwn(roleHomes, name);
+}
