@@ -27,7 +27,7 @@ const { values } = parseArgs({
   options: { dir: { type: 'string' }, runs: { type: 'string', default: '50' } },
 });
 if (values.dir === undefined) throw new Error('--dir is required');
-const scratch = values.dir;
+const scratch = path.resolve(values.dir);
 const runs = Number(values.runs);
 
 const root = path.join(scratch, 'opt/unbounded/agent');

@@ -68,6 +68,17 @@ wait_socket_ms() { # pid
   die "the daemon's socket never appeared; its log: $(tail -20 "$sandbox_log")"
 }
 
+# Waits until the daemon logs a line holding text (prints the time), or it exits.
+wait_log_ms() { # pid text
+  local _
+  for _ in $(seq 1 3000); do
+    grep -qF "$2" "$sandbox_log" && { now_ms; return 0; }
+    kill -0 "$1" 2>/dev/null || die "the daemon exited before it logged '$2'; its log: $(tail -20 "$sandbox_log")"
+    sleep 0.01
+  done
+  die "the daemon never logged '$2'; its log: $(tail -20 "$sandbox_log")"
+}
+
 wait_gate() {
   local _
   for _ in $(seq 1 600); do
@@ -101,13 +112,17 @@ legacy_host() {
 
 unit_binary() { sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' /etc/systemd/system/aks-flex-node-agent.service; }
 
-# One move in this namespace: pass 1 from /usr/local, then pass 2 from what the unit names.
-# With load_s > 0 the load runs that long from pass 1's socket. Prints one JSON object.
+# One move in this namespace: pass 1 from /usr/local, then pass 2 from what
+# the unit names. Pass 1 is timed from the move's first log line (the start
+# sequence waits out its stability interval first) to the daemon's exit;
+# pass 2 from its first line to the gate opening. With load_s > 0 the load
+# runs that long from pass 1's start. Prints one JSON object.
 move_once() { # load_s
-  local t_sock t_exit t_sock2 t_gate loaded='null' job
+  local t_move t_exit t_sock2 t_finish t_gate loaded='null' job
   legacy_host
   start_daemon "$lib/aks-flex-node-current"
-  t_sock=$(wait_socket_ms "$sandbox_daemon")
+  wait_socket_ms "$sandbox_daemon" >/dev/null
+  t_move=$(wait_log_ms "$sandbox_daemon" "copying the agent's files beside the host root")
   if [[ $1 != 0 ]]; then
     run_load "$1" >"$sandbox_scratch/move-load.json" &
     job=$!
@@ -120,9 +135,10 @@ move_once() { # load_s
   [[ -d /opt/unbounded/agent && ! -L /opt/unbounded/agent ]] || die "pass 1 did not swap the copy in; its log: $(tail -20 "$sandbox_log")"
   start_daemon "$(unit_binary)"
   t_sock2=$(wait_socket_ms "$sandbox_daemon")
+  t_finish=$(wait_log_ms "$sandbox_daemon" "finishing the move of the agent's files")
   wait_gate
   t_gate=$(now_ms)
-  jq -nc --argjson p1 $((t_exit - t_sock)) --argjson p2 $((t_gate - t_sock2)) \
+  jq -nc --argjson p1 $((t_exit - t_move)) --argjson p2 $((t_gate - t_finish)) \
     --argjson gap $((t_sock2 - t_exit)) --argjson load "$loaded" \
     '{pass1_ms: $p1, pass2_ms: $p2, restart_gap_ms: $gap, load: $load}'
 }

@@ -88,10 +88,14 @@ async function moveLinkedHost(
   // API keeps answering), and only swapped in once readiness allows it; a
   // host that is not ready discards it. Staging is never trusted by a later
   // attempt, so a crash anywhere here leaves nothing to undo.
-  const staging =
-    mount?.status === 'fulfilled' && !mount.value.noexec
-      ? settle(stageLegacyFiles(paths, settings.files))
-      : undefined;
+  const willStage = mount?.status === 'fulfilled' && !mount.value.noexec;
+  if (willStage) {
+    log.info(
+      { root: paths.root, legacy: paths.legacy },
+      "copying the agent's files beside the host root while readiness is judged",
+    );
+  }
+  const staging = willStage ? settle(stageLegacyFiles(paths, settings.files)) : undefined;
   const targets = slots.ready ? slots.targets.map(([, target]) => target) : [];
   const hashed = await settle(sha256InWorkers([self, ...targets]));
   const staged = await staging;
@@ -120,7 +124,7 @@ async function moveLinkedHost(
   if (staged?.status === 'rejected') throw staged.reason;
   log.info(
     { root: paths.root, legacy: paths.legacy },
-    "moved the agent's files beside the host root; swapping them in",
+    "moving the agent's files into the host root",
   );
   await swapInStagedCopy(paths, log);
   return { kind: await completeMove(paths, log, host, settings, self) };
