@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import type { Socket } from 'node:net';
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
 import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
 
 /** A held `flock(2)` lock. `release` is idempotent. */
@@ -11,95 +12,93 @@ export interface FlockHandle {
 
 /** The exit status `flock(1)` is told to use when another process holds the lock. */
 const CONFLICT_EXIT = 75;
-/** What the child prints once it holds the lock, so "held" is never guessed from a timer. */
-const HELD_LINE = 'held';
+
+/**
+ * Open lock files, so a holder that dropped its handle without releasing
+ * still holds the lock: a FileHandle that is garbage-collected is closed,
+ * which would free the lock behind the holder's back.
+ */
+const held = new Set<FileHandle>();
 
 /**
  * Takes an exclusive `flock` on `lockPath` without waiting; resolves undefined
  * when another process holds it.
  *
- * Node has no flock(2), so a `flock(1)` child (util-linux) holds the lock on
- * our behalf and waits on its stdin pipe. Only this process holds the pipe's
- * write end, so when it exits, however it dies, the kernel closes the pipe,
- * the child ends and the kernel frees the lock: nothing stale is left, as
- * with the Go releases' own flock.
+ * Node has no flock(2), so this process opens the file and a short-lived
+ * `flock(1)` (util-linux) locks the descriptor it inherits, then exits: a
+ * flock belongs to the open file, which this process keeps open, so the lock
+ * stays ours until `release` closes it, or the kernel closes it when this
+ * process dies however it dies: nothing stale is left, as with the Go
+ * releases' own flock. Node opens files close-on-exec, so no child of ours
+ * inherits it. (A flock(1) kept running as the holder cost about three
+ * process starts per lock, a third of an activation's switch.)
  *
- * Throws HOST_ROOT_IO when `flock(1)` is missing or cannot open the file.
+ * Throws HOST_ROOT_IO when the file cannot be opened or `flock(1)` is missing.
  */
 export async function tryFlock(lockPath: string): Promise<FlockHandle | undefined> {
-  const child = spawn(
-    'flock',
-    [
-      '--exclusive',
-      '--nonblock',
-      '--conflict-exit-code',
-      String(CONFLICT_EXIT),
+  let handle: FileHandle;
+  try {
+    // As flock(1) opens a file it is given by name: read-only, created if missing.
+    handle = await open(
       lockPath,
-      'sh',
-      '-c',
-      `echo ${HELD_LINE}; exec cat >/dev/null`,
-    ],
-    { stdio: ['pipe', 'pipe', 'pipe'] },
-  );
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
-  // A write to a child that already exited must not crash the holder.
-  child.stdin.on('error', () => undefined);
-
-  const outcome = await new Promise<'held' | 'busy'>((resolve, reject) => {
-    let stdout = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      if (stdout.includes(`${HELD_LINE}\n`)) resolve('held');
+      constants.O_RDONLY | constants.O_CREAT | constants.O_NOCTTY,
+      0o644,
+    );
+  } catch (error) {
+    throw new AgentError('HOST_ROOT_IO', `take ${lockPath}: open: ${messageOf(error)}`, {
+      path: lockPath,
+      hint: 'check that the lock file can be created and opened by root',
+      cause: error,
     });
-    child.once('error', (error) => {
-      reject(
-        new AgentError('HOST_ROOT_IO', `take ${lockPath}: run flock(1): ${messageOf(error)}`, {
-          path: lockPath,
-          hint:
-            errnoCode(error) === 'ENOENT'
-              ? 'install util-linux, which provides flock(1), then try again'
-              : 'check that the lock file can be created and opened by root',
-          cause: error,
-        }),
-      );
-    });
-    void exited.then(([code, signal]) => {
-      if (code === CONFLICT_EXIT) {
-        resolve('busy');
-        return;
-      }
-      reject(
-        new AgentError(
-          'HOST_ROOT_IO',
-          `take ${lockPath}: flock(1) ended with ${signal ?? `exit status ${String(code)}`}: ${stderr.trim()}`,
-          { path: lockPath },
-        ),
-      );
-    }, reject);
-  });
-  if (outcome === 'busy') return undefined;
-
-  // The child must not keep this process alive: a holder that exits without
-  // releasing still frees the lock, because its end of the pipe closes.
-  child.unref();
-  for (const stream of [child.stdin, child.stdout, child.stderr]) (stream as Socket).unref();
+  }
+  let taken = false;
+  try {
+    taken = await lockDescriptor(handle, lockPath);
+  } finally {
+    if (!taken) await handle.close();
+  }
+  if (!taken) return undefined;
+  held.add(handle);
   let released: Promise<void> | undefined;
   return {
     path: lockPath,
     release: () => {
-      released ??= (async () => {
-        // Ref'd again while we wait for the child to end: awaiting an unref'd
-        // child alone would let the event loop run dry and the process exit
-        // in the middle of its caller's work.
-        child.ref();
-        child.stdin.end();
-        if (child.exitCode === null && child.signalCode === null) await exited;
-      })();
+      released ??= handle.close().finally(() => held.delete(handle));
       return released;
     },
   };
+}
+
+/** Runs `flock(1)` on the open file as the child's fd 3: true when it took the lock, false when held elsewhere. */
+async function lockDescriptor(handle: FileHandle, lockPath: string): Promise<boolean> {
+  const child = spawn(
+    'flock',
+    ['--exclusive', '--nonblock', '--conflict-exit-code', String(CONFLICT_EXIT), '3'],
+    { stdio: ['ignore', 'ignore', 'pipe', handle.fd] },
+  );
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  let code: number | null;
+  let signal: NodeJS.Signals | null;
+  try {
+    [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+  } catch (error) {
+    throw new AgentError('HOST_ROOT_IO', `take ${lockPath}: run flock(1): ${messageOf(error)}`, {
+      path: lockPath,
+      hint:
+        errnoCode(error) === 'ENOENT'
+          ? 'install util-linux, which provides flock(1), then try again'
+          : 'check that flock(1) can run',
+      cause: error,
+    });
+  }
+  if (code === 0) return true;
+  if (code === CONFLICT_EXIT) return false;
+  throw new AgentError(
+    'HOST_ROOT_IO',
+    `take ${lockPath}: flock(1) ended with ${signal ?? `exit status ${String(code)}`}: ${stderr.trim()}`,
+    { path: lockPath },
+  );
 }

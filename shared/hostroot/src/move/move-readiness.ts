@@ -17,35 +17,51 @@ const slots = [
 ] as const;
 
 /**
- * Whether a linked host may move (spec hostroot §4.5 moveReady): no
- * AgentUpgrade awaits its report, and neither the current nor the last-good
- * binary predates the host root (each is in the digest record). Until then a
- * rollback could still start a release that needs its files under the legacy
- * root. Reads only. `hashed` holds digests already taken, by resolved path:
- * the running binary is usually `current`, and hashing 100 MB twice costs a
- * visible fraction of a second on a small host. Throws HOST_ROOT_IO when the signal, the record or a
- * binary cannot be read.
+ * What readiness needs to know before any binary is read: the signal is
+ * absent and both slots resolve. Then `targets` holds each slot's resolved
+ * binary, which {@link judgeMoveReadiness} wants hashed.
  */
-export async function checkMoveReadiness(
-  paths: HostRootMovePaths,
-  hashed: ReadonlyMap<string, string> = new Map(),
-): Promise<MoveReadiness> {
+export type MoveSlots =
+  | { ready: false; reason: string }
+  | { ready: true; targets: ReadonlyArray<readonly [slot: string, target: string]> };
+
+/**
+ * The cheap half of readiness (spec hostroot §4.5 moveReady): no AgentUpgrade
+ * awaits its report, and current and last-good resolve. Reads only. Throws
+ * HOST_ROOT_IO when the signal cannot be inspected.
+ */
+export async function resolveMoveSlots(paths: HostRootMovePaths): Promise<MoveSlots> {
   if (await exists(paths.signalFile)) {
     return { ready: false, reason: 'an AgentUpgrade has not been reported yet' };
   }
-  const recorded = await loadRecordedDigests(paths.digestRecord);
   const root = await resolveHostRoot(paths);
-  const digests = new Map(hashed);
+  const targets: Array<readonly [string, string]> = [];
   for (const [slot, rel] of slots) {
-    let target: string;
     try {
-      target = await realpath(path.join(root, rel));
+      targets.push([slot, await realpath(path.join(root, rel))]);
     } catch (error) {
       return { ready: false, reason: `the ${slot} binary does not resolve: ${messageOf(error)}` };
     }
-    // current and last-good are one slot after a committed upgrade: hashed once.
-    const digest = digests.get(target) ?? (await fileSha256(target));
-    digests.set(target, digest);
+  }
+  return { ready: true, targets };
+}
+
+/**
+ * The other half: neither the current nor the last-good binary predates the
+ * host root (each one's digest, from `digests` by resolved path, is in the
+ * record). Until then a rollback could still start a release that needs its
+ * files under the legacy root. Throws HOST_ROOT_IO when the record cannot be
+ * read, and when a target has no digest in `digests` (a caller's mistake).
+ */
+export async function judgeMoveReadiness(
+  paths: HostRootMovePaths,
+  targets: MoveSlots & { ready: true },
+  digests: ReadonlyMap<string, string>,
+): Promise<MoveReadiness> {
+  const recorded = await loadRecordedDigests(paths.digestRecord);
+  for (const [slot, target] of targets.targets) {
+    const digest = digests.get(target);
+    if (digest === undefined) throw makeIoError('judge', target, new Error('it was not hashed'));
     if (!recorded.has(digest)) {
       return {
         ready: false,
@@ -54,6 +70,27 @@ export async function checkMoveReadiness(
     }
   }
   return { ready: true };
+}
+
+/**
+ * Whether a linked host may move: {@link resolveMoveSlots}, then
+ * {@link judgeMoveReadiness} over digests taken here. Reads only. `hashed`
+ * holds digests already taken, by resolved path (the running binary is
+ * usually `current`); current and last-good are one file after a committed
+ * upgrade, hashed once. Throws HOST_ROOT_IO when the signal, the record or a
+ * binary cannot be read.
+ */
+export async function checkMoveReadiness(
+  paths: HostRootMovePaths,
+  hashed: ReadonlyMap<string, string> = new Map(),
+): Promise<MoveReadiness> {
+  const slotsNow = await resolveMoveSlots(paths);
+  if (!slotsNow.ready) return slotsNow;
+  const digests = new Map(hashed);
+  for (const [, target] of slotsNow.targets) {
+    if (!digests.has(target)) digests.set(target, await fileSha256(target));
+  }
+  return judgeMoveReadiness(paths, slotsNow, digests);
 }
 
 /** stat follows links: a signal reached through a link is still pending. */

@@ -1,16 +1,19 @@
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
-import { fileSha256 } from '@aks-flex-node/fs';
+import { rm } from 'node:fs/promises';
+import { makeIoError } from '@aks-flex-node/fs';
 import { hostPaths } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
-import { parentOf, type HostRootPaths } from '../host-root-paths.js';
+import { parentOf, stagingOf, type HostRootPaths } from '../host-root-paths.js';
 import { hostRootState } from '../host-root-state.js';
 import { completeMove } from './complete-move.js';
 import { addRecordedDigest } from './digest-record.js';
 import type { MoveHost } from './move-host.js';
 import type { HostRootMovePaths } from './move-paths.js';
-import { checkMoveReadiness } from './move-readiness.js';
+import { sha256InWorkers } from './hash-in-workers.js';
+import { judgeMoveReadiness, resolveMoveSlots } from './move-readiness.js';
 import { resolveMoveSettings, type MoveOptions, type MoveSettings } from './move-settings.js';
-import { swapInCopy } from './swap-in-copy.js';
+import { stageLegacyFiles } from './stage-legacy-files.js';
+import { swapInStagedCopy } from './swap-in-copy.js';
 
 /**
  * What one call of {@link reconcileHostRootMove} did, and so what the caller
@@ -76,33 +79,70 @@ async function moveLinkedHost(
   settings: MoveSettings,
 ): Promise<MoveOutcome> {
   const self = await host.executable();
-  const selfDigest = await fileSha256(self);
-  // Before readiness: the running binary then always counts as known.
-  await addRecordedDigest(paths.digestRecord, selfDigest);
-  failpoint(failpoints.moveDigestRecorded);
-  const readiness = await checkMoveReadiness(paths, new Map([[self, selfDigest]]));
-  if (!readiness.ready) {
-    log.info({ root: paths.root, reason: readiness.reason }, 'not moving the host root yet');
-    return { kind: 'not-ready', reason: readiness.reason };
-  }
+  const slots = await resolveMoveSlots(paths);
   // The copy goes beside the root, on the parent's filesystem. Verify would
   // catch noexec too, but only after a whole copy, at every start.
   const parent = parentOf(paths);
-  const mount = await host.probeMount(parent);
-  if (mount.noexec) {
-    const reason = `${mount.mountPoint} is mounted noexec, so the agent cannot run from ${paths.root}; it stays linked to ${paths.legacy}, healthy where it is`;
+  const mount = slots.ready ? await settle(host.probeMount(parent)) : undefined;
+  // The copy is staged while the binaries are hashed (in workers, so the
+  // API keeps answering), and only swapped in once readiness allows it; a
+  // host that is not ready discards it. Staging is never trusted by a later
+  // attempt, so a crash anywhere here leaves nothing to undo.
+  const willStage = mount?.status === 'fulfilled' && !mount.value.noexec;
+  if (willStage) {
+    log.info(
+      { root: paths.root, legacy: paths.legacy },
+      "copying the agent's files beside the host root while readiness is judged",
+    );
+  }
+  const staging = willStage ? settle(stageLegacyFiles(paths, settings.files)) : undefined;
+  const targets = slots.ready ? slots.targets.map(([, target]) => target) : [];
+  const hashed = await settle(sha256InWorkers([self, ...targets]));
+  const staged = await staging;
+  if (hashed.status === 'rejected') {
+    if (staging !== undefined) await discardStaging(paths);
+    throw hashed.reason;
+  }
+  // Before readiness: the running binary then always counts as known.
+  await addRecordedDigest(paths.digestRecord, hashed.value.get(self) as string);
+  failpoint(failpoints.moveDigestRecorded);
+  const readiness = slots.ready ? await judgeMoveReadiness(paths, slots, hashed.value) : slots;
+  if (!readiness.ready) {
+    if (staging !== undefined) await discardStaging(paths);
+    log.info({ root: paths.root, reason: readiness.reason }, 'not moving the host root yet');
+    return { kind: 'not-ready', reason: readiness.reason };
+  }
+  if (mount?.status === 'rejected') throw mount.reason;
+  if (mount?.value.noexec === true) {
+    const reason = `${mount.value.mountPoint} is mounted noexec, so the agent cannot run from ${paths.root}; it stays linked to ${paths.legacy}, healthy where it is`;
     log.warn(
-      { root: paths.root, parent, mountPoint: mount.mountPoint },
+      { root: paths.root, parent, mountPoint: mount.value.mountPoint },
       'not moving the host root',
     );
     return { kind: 'skipped-noexec', reason };
   }
+  if (staged?.status === 'rejected') throw staged.reason;
   log.info(
     { root: paths.root, legacy: paths.legacy },
     "moving the agent's files into the host root",
   );
-  await swapInCopy(paths, log, settings.files);
+  await swapInStagedCopy(paths, log);
   return { kind: await completeMove(paths, log, host, settings, self) };
+}
+
+/** A promise's outcome without a rejection left unhandled while others are awaited. */
+function settle<T>(promise: Promise<T>): Promise<PromiseSettledResult<T>> {
+  return Promise.allSettled([promise]).then(([result]) => result as PromiseSettledResult<T>);
+}
+
+/** A copy staged for a host that turned out not ready; a leftover is cleared by the next attempt anyway. */
+async function discardStaging(paths: HostRootMovePaths): Promise<void> {
+  const staging = stagingOf(paths);
+  try {
+    await rm(staging, { recursive: true, force: true });
+  } catch (error) {
+    throw makeIoError('remove', staging, error);
+  }
 }
 
 /**

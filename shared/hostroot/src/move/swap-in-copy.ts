@@ -16,6 +16,14 @@ export async function swapInCopy(
   files: readonly string[],
 ): Promise<void> {
   await stageLegacyFiles(paths, files);
+  await swapInStagedCopy(paths, log);
+}
+
+/**
+ * The swap alone, for a copy {@link stageLegacyFiles} has made durable:
+ * the link goes, the copy takes its place. Throws HOST_ROOT_IO.
+ */
+export async function swapInStagedCopy(paths: HostRootPaths, log: Logger): Promise<void> {
   // A directory cannot be renamed over a symlink, so the link goes first.
   // Meanwhile a concurrent Migrate may link the root again; the rename then
   // fails (ENOTDIR) and the next start begins again from the staging.
