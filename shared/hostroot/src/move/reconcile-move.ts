@@ -10,6 +10,7 @@ import { addRecordedDigest } from './digest-record.js';
 import type { MoveHost } from './move-host.js';
 import type { HostRootMovePaths } from './move-paths.js';
 import { sha256InWorkers } from './hash-in-workers.js';
+import { hasRoomForSpeculativeCopy } from './speculative-copy-room.js';
 import { judgeMoveReadiness, resolveMoveSlots } from './move-readiness.js';
 import { resolveMoveSettings, type MoveOptions, type MoveSettings } from './move-settings.js';
 import { stageLegacyFiles } from './stage-legacy-files.js';
@@ -87,8 +88,13 @@ async function moveLinkedHost(
   // The copy is staged while the binaries are hashed (in workers, so the
   // API keeps answering), and only swapped in once readiness allows it; a
   // host that is not ready discards it. Staging is never trusted by a later
-  // attempt, so a crash anywhere here leaves nothing to undo.
-  const willStage = mount?.status === 'fulfilled' && !mount.value.noexec;
+  // attempt, so a crash anywhere here leaves nothing to undo. Only where the
+  // filesystem has room for the copy twice over: a copy that may be thrown
+  // away must never fill the disk other services write to, so a tight host
+  // hashes first and copies only once it is ready, as a slower move would.
+  const mountAllowsCopy = mount?.status === 'fulfilled' && !mount.value.noexec;
+  const willStage =
+    mountAllowsCopy && (await hasRoomForSpeculativeCopy(parent, paths.legacy, settings.files, log));
   if (willStage) {
     log.info(
       { root: paths.root, legacy: paths.legacy },
@@ -122,6 +128,7 @@ async function moveLinkedHost(
     return { kind: 'skipped-noexec', reason };
   }
   if (staged?.status === 'rejected') throw staged.reason;
+  if (staged === undefined) await stageLegacyFiles(paths, settings.files);
   log.info(
     { root: paths.root, legacy: paths.legacy },
     "moving the agent's files into the host root",
