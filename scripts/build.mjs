@@ -105,6 +105,48 @@ const evaluator = path.join(workspace, 'services/cli/src/roles/evaluate-common-j
 // and its every start pays for them.
 const coldOnlyPackages = ['fastify', 'execa', 'tar', 'ajv', 'cli-progress', 'semver', 'pino'];
 const hotBundles = ['main', 'host-root', 'nspawn-lifecycle', 'status'];
+// Libraries a hot bundle must not hold although other hot roles may: status
+// checks the daemon's answer with a validator generated from the zod schema
+// (answerValidatorsPlugin), and zod alone costs it about 15 ms of its start.
+const forbiddenInBundle = { status: ['zod'] };
+
+// shared/api/src/answer-validators.ts generates the validators of the daemon's
+// answers when it runs from source; every bundle gets in its place the code
+// generated here, once, by the same function (answer-validators-source.ts),
+// so no bundle compiles a schema at run time.
+const answerValidatorsModule = /\/shared\/api\/src\/answer-validators\.(js|ts)$/;
+let answerValidatorsCode;
+
+async function generateAnswerValidators() {
+  const generator = path.join(workDir, 'answer-validators-source.mjs');
+  await build({
+    entryPoints: [path.join(workspace, 'shared/api/src/answer-validators-source.ts')],
+    outfile: generator,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    logLevel: 'warning',
+  });
+  const { answerValidatorsSource } = await import(pathToFileURL(generator).href);
+  // The CommonJS module ajv writes, run once when the bundle loads the module.
+  return [
+    'const generated = { exports: {} };',
+    `(function (module, exports) {${answerValidatorsSource()}\n})(generated, generated.exports);`,
+    'export function answerValidators() {',
+    '  return generated.exports;',
+    '}',
+  ].join('\n');
+}
+
+const answerValidatorsPlugin = {
+  name: 'answer-validators',
+  setup(builder) {
+    builder.onLoad({ filter: answerValidatorsModule }, async () => {
+      answerValidatorsCode ??= generateAnswerValidators();
+      return { contents: await answerValidatorsCode, loader: 'js' };
+    });
+  },
+};
 
 // Every bundle entry stays out of the bundles that import it: the executable
 // evaluates its asset instead (run-bundle.ts), so each is built only once.
@@ -140,7 +182,7 @@ async function bundle(entry, outfile) {
     format: 'cjs',
     minifySyntax: true,
     legalComments: 'none',
-    plugins: [rawTextPlugin, bundleEntriesExternal],
+    plugins: [rawTextPlugin, bundleEntriesExternal, answerValidatorsPlugin],
     logLevel: 'warning',
     metafile: true,
     define: {
@@ -151,7 +193,8 @@ async function bundle(entry, outfile) {
   return result.metafile;
 }
 
-// Fails the build when a hot bundle holds a library only cold roles use.
+// Fails the build when a hot bundle holds a library only cold roles use, or
+// one forbidden in it (forbiddenInBundle).
 function checkHotBundle(name, metafile) {
   // The output's inputs, not metafile.inputs: those list modules esbuild read and then shook out.
   const inputs = Object.values(metafile.outputs).flatMap((output) =>
@@ -159,13 +202,19 @@ function checkHotBundle(name, metafile) {
       .filter(([, input]) => input.bytesInOutput > 0)
       .map(([file]) => file),
   );
-  const found = coldOnlyPackages.filter((name) =>
-    inputs.some((input) => input.includes(`/node_modules/${name}/`)),
-  );
+  const holds = (library) => inputs.some((input) => input.includes(`/node_modules/${library}/`));
+  const found = coldOnlyPackages.filter(holds);
   if (found.length > 0) {
     throw new Error(
       `the ${name} bundle holds ${found.join(', ')}, which only cold roles use; ` +
         'import it from a cold role, or lazily from where it is needed',
+    );
+  }
+  const forbidden = (forbiddenInBundle[name] ?? []).filter(holds);
+  if (forbidden.length > 0) {
+    throw new Error(
+      `the ${name} bundle holds ${forbidden.join(', ')}, which costs its start-up; ` +
+        'check answers with the generated validators (shared/api/src/answer-validators.ts)',
     );
   }
 }

@@ -1,5 +1,5 @@
+import { requestOverUnixSocket } from '@aks-flex-node/api';
 import { errnoCode, messageOf } from '@aks-flex-node/log';
-import { requestOverUnixSocket } from './unix-http-request.js';
 
 /** How the daemon answered one request, or why it did not. */
 export type DaemonAnswer =
@@ -9,7 +9,7 @@ export type DaemonAnswer =
 
 /**
  * POSTs an empty JSON object to the daemon over its Unix socket without
- * node:http (unix-http-request.ts): the hook needs neither the typed
+ * node:http (shared/api's unix-http-request.ts): the hook needs neither the typed
  * client's zod nor anything else. Never throws: every failure is an answer
  * the caller reports.
  */

@@ -1,9 +1,15 @@
 import http from 'node:http';
 import type { z } from 'zod';
-import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
+import { AgentError } from '@aks-flex-node/log';
+import {
+  daemonAnswerNotJson,
+  daemonErrorStatus,
+  daemonUnreachable,
+  errorFromProblem,
+} from './daemon-errors.js';
 import { hostRootResponseSchema, migrateResponseSchema } from './host-root.js';
 import { regenerateNspawnHooksResponseSchema } from './nspawn.js';
-import { errorFromProblem, problemSchema } from './problem.js';
+import { problemSchema } from './problem.js';
 import { apiRoutes, routePath, type ApiRoute } from './routes.js';
 import { statusResponseSchema } from './status.js';
 import {
@@ -40,9 +46,6 @@ export interface ApiClient {
     machine: string,
   ): Promise<z.infer<typeof regenerateNspawnHooksResponseSchema>>;
 }
-
-const daemonHint =
-  'check the daemon with `systemctl status aks-flex-node-agent` and its log with `journalctl -u aks-flex-node-agent`';
 
 /**
  * Builds a client over the daemon's Unix socket. Every response is parsed with
@@ -90,14 +93,7 @@ async function requestJson(
   if (raw.status >= 400) {
     const problem = problemSchema.safeParse(parsed);
     if (problem.success) throw errorFromProblem(problem.data);
-    throw new AgentError(
-      'DAEMON_ERROR',
-      `the daemon answered ${method} ${url} with status ${raw.status}`,
-      {
-        path: url,
-        hint: daemonHint,
-      },
-    );
+    throw daemonErrorStatus(method, url, raw.status);
   }
   return parsed;
 }
@@ -106,15 +102,7 @@ function parseBody(raw: RawResponse, url: string): unknown {
   try {
     return JSON.parse(raw.body) as unknown;
   } catch (error) {
-    throw new AgentError(
-      'DAEMON_ERROR',
-      `the daemon's answer to ${url} is not JSON (${raw.contentType})`,
-      {
-        path: url,
-        cause: error,
-        hint: daemonHint,
-      },
-    );
+    throw daemonAnswerNotJson(url, raw.contentType, error);
   }
 }
 
@@ -134,7 +122,7 @@ function sendRequest(
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('error', (error) => {
-          reject(unreachable(options.socketPath, error));
+          reject(daemonUnreachable(options.socketPath, error));
         });
         response.on('end', () => {
           resolve({
@@ -149,29 +137,10 @@ function sendRequest(
       request.destroy(new Error(`no answer within ${timeoutMs} ms`));
     });
     request.on('error', (error) => {
-      reject(unreachable(options.socketPath, error));
+      reject(daemonUnreachable(options.socketPath, error));
     });
     request.end(payload);
   });
-}
-
-function unreachable(socketPath: string, cause: unknown): AgentError {
-  const code = errnoCode(cause);
-  const reason =
-    code === 'ENOENT'
-      ? 'the socket does not exist'
-      : code === 'ECONNREFUSED'
-        ? 'nothing listens on it'
-        : messageOf(cause);
-  return new AgentError(
-    'DAEMON_UNREACHABLE',
-    `the daemon did not answer on ${socketPath}: ${reason}`,
-    {
-      path: socketPath,
-      hint: daemonHint,
-      cause,
-    },
-  );
 }
 
 /**
@@ -221,12 +190,12 @@ function followEvents(
         });
         response.on('end', resolve);
         response.on('error', (error) => {
-          reject(unreachable(options.socketPath, error));
+          reject(daemonUnreachable(options.socketPath, error));
         });
       },
     );
     request.on('error', (error) => {
-      reject(unreachable(options.socketPath, error));
+      reject(daemonUnreachable(options.socketPath, error));
     });
     request.end();
   });

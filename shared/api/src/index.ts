@@ -2,6 +2,10 @@ export { activationPlanSchema, activationResultSchema } from './activation.js';
 export type { ActivationPlan, ActivationResult, ActivationServicePlan } from './activation.js';
 export { createApiClient } from './client.js';
 export type { ApiClient } from './client.js';
+export { readDaemonStatus } from './read-status.js';
+export type { ReadStatusOptions } from './read-status.js';
+export { requestOverUnixSocket } from './unix-http-request.js';
+export type { UnixHttpRequest, UnixHttpResponse } from './unix-http-request.js';
 export { exitCodeFor, exitCodes, scriptExitCodes } from './exit-codes.js';
 export {
   hostRootResponseSchema,

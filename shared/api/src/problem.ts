@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { allErrorCodes, AgentError, type ErrorCode } from '@aks-flex-node/log';
+import { allErrorCodes, type AgentError, type ErrorCode } from '@aks-flex-node/log';
 import { httpStatusFor } from './http-status.js';
 
 /** The media type of every error body (RFC 9457). */
@@ -31,12 +31,4 @@ export function problemFromError(error: AgentError): Problem {
   if (error.path !== undefined) problem.path = error.path;
   if (error.hint !== undefined) problem.hint = error.hint;
   return problem;
-}
-
-/** The {@link AgentError} a client raises for a problem body the daemon sent. */
-export function errorFromProblem(problem: Problem): AgentError {
-  const details: { path?: string; hint?: string } = {};
-  if (problem.path !== undefined) details.path = problem.path;
-  if (problem.hint !== undefined) details.hint = problem.hint;
-  return new AgentError(problem.code, problem.detail, details);
 }

@@ -25,6 +25,23 @@ function request(timeoutMs = 2_000) {
   });
 }
 
+// What a server sees of each request: its method, URL, content headers and body.
+function recordingServer(received: string[], answer: (response: http.ServerResponse) => void) {
+  return http.createServer((incoming, response) => {
+    let text = '';
+    incoming.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    incoming.on('end', () => {
+      const type = incoming.headers['content-type'] ?? '-';
+      const length = incoming.headers['content-length'] ?? '-';
+      received.push(`${incoming.method} ${incoming.url} ${type} ${length} ${text}`);
+      // Answers later, as a route that awaits does: the request must not be aborted meanwhile.
+      setTimeout(() => {
+        answer(response);
+      }, 50);
+    });
+  });
+}
+
 beforeEach(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'unix-http-'));
   socketPath = path.join(tmp, 'agent.sock');
@@ -50,23 +67,33 @@ describe('requestOverUnixSocket', () => {
     ],
   ])('reads %s, and the server gets the request as sent', async (_name, answer) => {
     const received: string[] = [];
-    await listen(
-      http.createServer((incoming, response) => {
-        let text = '';
-        incoming.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        incoming.on('end', () => {
-          received.push(`${incoming.method} ${incoming.url} ${text}`);
-          // Answers later, as a route that awaits does: the request must not be aborted meanwhile.
-          setTimeout(() => {
-            answer(response);
-          }, 50);
-        });
-      }),
-    );
+    await listen(recordingServer(received, answer));
     const response = await request();
     expect(response.body).toBe('{"ok":"ü"}');
     expect([200, 201]).toContain(response.status);
-    expect(received).toEqual(['POST /v1/x {"a":"é"}']);
+    expect(received).toEqual(['POST /v1/x application/json 10 {"a":"é"}']);
+  });
+
+  it('sends a GET without a body or content headers, and returns the content-type', async () => {
+    const received: string[] = [];
+    await listen(
+      recordingServer(received, (response) => {
+        response.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+        response.end('{}');
+      }),
+    );
+    const response = await requestOverUnixSocket({
+      socketPath,
+      method: 'GET',
+      path: '/v1/status',
+      timeoutMs: 2_000,
+    });
+    expect(response).toEqual({
+      status: 200,
+      contentType: 'application/json; charset=utf-8',
+      body: '{}',
+    });
+    expect(received).toEqual(['GET /v1/status - - ']);
   });
 
   it('rejects with ENOENT when the socket does not exist', async () => {
@@ -84,17 +111,22 @@ describe('requestOverUnixSocket', () => {
         socket.on('data', () => socket.end('garbage'));
       }),
     );
-    await expect(request()).resolves.toEqual({ status: 0, body: 'garbage' });
+    await expect(request()).resolves.toEqual({ status: 0, contentType: '', body: 'garbage' });
   });
 });
 
 describe('parseResponse', () => {
   it.each([
-    ['HTTP/1.1 404 Not Found\r\nContent-Length: 2\r\n\r\n{}trailing', 404, '{}'],
-    ['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n', 200, '{}'],
-    ['HTTP/1.0 503 Unavailable\r\n\r\nbusy', 503, 'busy'],
-    ['HTTP/1.1 200 OK', 0, 'HTTP/1.1 200 OK'],
-  ])('%j is status %d with body %j', (raw, status, body) => {
-    expect(parseResponse(Buffer.from(raw))).toEqual({ status, body });
+    [
+      'HTTP/1.1 404 Not Found\r\nContent-Type: application/problem+json\r\nContent-Length: 2\r\n\r\n{}trailing',
+      404,
+      'application/problem+json',
+      '{}',
+    ],
+    ['HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n', 200, '', '{}'],
+    ['HTTP/1.0 503 Unavailable\r\n\r\nbusy', 503, '', 'busy'],
+    ['HTTP/1.1 200 OK', 0, '', 'HTTP/1.1 200 OK'],
+  ])('%j is status %d, content-type %j, body %j', (raw, status, contentType, body) => {
+    expect(parseResponse(Buffer.from(raw))).toEqual({ status, contentType, body });
   });
 });

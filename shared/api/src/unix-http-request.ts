@@ -5,24 +5,25 @@ export interface UnixHttpRequest {
   socketPath: string;
   method: string;
   path: string;
-  /** A JSON body. */
-  body: string;
+  /** A JSON body; none for a GET. */
+  body?: string;
   /** How long the socket may stay silent before the request is given up. */
   timeoutMs: number;
 }
 
-/** The daemon's answer: the status code and the body as text. */
+/** The daemon's answer: the status code, its content-type (or '') and the body as text. */
 export interface UnixHttpResponse {
   status: number;
+  contentType: string;
   body: string;
 }
 
 /**
  * Sends one HTTP/1.1 request over a Unix socket with `connection: close` and
- * reads the answer to the end. Not node:http: its client costs the hook,
- * which runs at every machine start, about a third of a bare Node.js start
- * (bench/nspawn-pre-start.sh), and one request to our own daemon needs only
- * a status line, two headers and the body. The request is written and the
+ * reads the answer to the end. Not node:http: its client costs the hook and
+ * `status`, which must start about as fast as a bare Node.js, a third of
+ * that start (bench/nspawn-pre-start.sh), and one request to our own daemon
+ * needs only a status line, two headers and the body. The request is written and the
  * socket left open: a client that half-closes makes Node's server abort the
  * request before it answers. Rejects with the socket's error, or with
  * "no answer within N ms" after `timeoutMs` of silence.
@@ -45,16 +46,17 @@ export function requestOverUnixSocket(request: UnixHttpRequest): Promise<UnixHtt
 }
 
 function requestText(request: UnixHttpRequest): string {
-  return [
+  const head = [
     `${request.method} ${request.path} HTTP/1.1`,
     'host: localhost',
     'accept: application/json',
-    'content-type: application/json',
-    `content-length: ${Buffer.byteLength(request.body)}`,
-    'connection: close',
-    '',
-    request.body,
-  ].join('\r\n');
+  ];
+  if (request.body !== undefined) {
+    head.push('content-type: application/json');
+    head.push(`content-length: ${Buffer.byteLength(request.body)}`);
+  }
+  head.push('connection: close');
+  return `${head.join('\r\n')}\r\n\r\n${request.body ?? ''}`;
 }
 
 /**
@@ -65,7 +67,9 @@ function requestText(request: UnixHttpRequest): string {
 export function parseResponse(raw: Buffer): UnixHttpResponse {
   const headEnd = raw.indexOf('\r\n\r\n');
   const status = /^HTTP\/1\.[01] (\d{3})/.exec(raw.toString('latin1', 0, 16));
-  if (headEnd < 0 || status === null) return { status: 0, body: raw.toString('utf8') };
+  if (headEnd < 0 || status === null) {
+    return { status: 0, contentType: '', body: raw.toString('utf8') };
+  }
   const head = raw.toString('latin1', 0, headEnd).toLowerCase();
   const rest = raw.subarray(headEnd + 4);
   const chunked = /\r\ntransfer-encoding:[ \t]*chunked/.test(head);
@@ -75,7 +79,8 @@ export function parseResponse(raw: Buffer): UnixHttpResponse {
     : length === null
       ? rest
       : rest.subarray(0, Number(length[1]));
-  return { status: Number(status[1]), body: body.toString('utf8') };
+  const contentType = /\r\ncontent-type:[ \t]*([^\r]*)/.exec(head)?.[1]?.trim() ?? '';
+  return { status: Number(status[1]), contentType, body: body.toString('utf8') };
 }
 
 // Each chunk is its size in hex, CRLF, the bytes, CRLF; a size of 0 ends the body.

@@ -1,0 +1,66 @@
+import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
+import type { Problem } from './problem.js';
+
+/**
+ * The errors a client raises when the daemon does not answer or answers with
+ * an error, shared by the typed client (client.ts) and the lean status
+ * reader (read-status.ts) so both say the same. No zod: the status bundle
+ * loads this module.
+ */
+
+/** What an operator runs when the daemon does not answer as it should. */
+export const daemonHint =
+  'check the daemon with `systemctl status aks-flex-node-agent` and its log with `journalctl -u aks-flex-node-agent`';
+
+/** DAEMON_UNREACHABLE for a request to `socketPath` that got no answer. */
+export function daemonUnreachable(socketPath: string, cause: unknown): AgentError {
+  const code = errnoCode(cause);
+  const reason =
+    code === 'ENOENT'
+      ? 'the socket does not exist'
+      : code === 'ECONNREFUSED'
+        ? 'nothing listens on it'
+        : messageOf(cause);
+  return new AgentError(
+    'DAEMON_UNREACHABLE',
+    `the daemon did not answer on ${socketPath}: ${reason}`,
+    {
+      path: socketPath,
+      hint: daemonHint,
+      cause,
+    },
+  );
+}
+
+/** DAEMON_ERROR for an error status whose body is not a problem this release knows. */
+export function daemonErrorStatus(method: string, url: string, status: number): AgentError {
+  return new AgentError(
+    'DAEMON_ERROR',
+    `the daemon answered ${method} ${url} with status ${status}`,
+    {
+      path: url,
+      hint: daemonHint,
+    },
+  );
+}
+
+/** DAEMON_ERROR for an answer whose body does not parse as JSON. */
+export function daemonAnswerNotJson(url: string, contentType: string, cause: unknown): AgentError {
+  return new AgentError(
+    'DAEMON_ERROR',
+    `the daemon's answer to ${url} is not JSON (${contentType})`,
+    {
+      path: url,
+      cause,
+      hint: daemonHint,
+    },
+  );
+}
+
+/** The {@link AgentError} a client raises for a problem body the daemon sent. */
+export function errorFromProblem(problem: Problem): AgentError {
+  const details: { path?: string; hint?: string } = {};
+  if (problem.path !== undefined) details.path = problem.path;
+  if (problem.hint !== undefined) details.hint = problem.hint;
+  return new AgentError(problem.code, problem.detail, details);
+}
