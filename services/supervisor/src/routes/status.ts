@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { apiRoutes, statusResponseSchema, type StatusResponse } from '@aks-flex-node/api';
 import type { SupervisorDeps } from '../deps.js';
 import type { HostSnapshot } from '../host-view.js';
+import { createStatusSerializer } from './status-serializer.js';
 import type { ZodTypeProvider } from './zod-type-provider.js';
 
 /**
@@ -28,6 +29,7 @@ export function statusRoutes(deps: SupervisorDeps) {
     app.withTypeProvider<ZodTypeProvider>().route({
       ...apiRoutes.status,
       schema: { response: { 200: statusResponseSchema } },
+      serializerCompiler: () => createStatusSerializer() as (data: unknown) => string,
       handler: () => {
         const host = deps.hostView.read();
         return host instanceof Promise ? host.then(answer) : answer(host);
