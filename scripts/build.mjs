@@ -119,6 +119,10 @@ function makeSea(node, script, target) {
       output: blob,
       disableExperimentalSEAWarning: true,
       useCodeCache: true,
+      // V8's memory reducer wakes an idle process every 8 s (the daemon must
+      // sleep at least 10 s at a time) and can only be turned off at start-up;
+      // a one-shot role ends long before it would act. docs/performance.md.
+      execArgv: ['--no-memory-reducer'],
     }),
   );
   execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'pipe', 'pipe'] });

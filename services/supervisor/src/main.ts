@@ -20,6 +20,7 @@ import { createLogger, type Logger } from '@aks-flex-node/log';
 import { installNspawnLifecycleHelper, rewriteNspawnHooks } from '@aks-flex-node/nspawn';
 import { createHost } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
+import { applyDaemonV8Flags } from './daemon-v8-flags.js';
 import { createHostRootService } from './host-root-service.js';
 import { createHostView, type HostView } from './host-view.js';
 import { createMutationQueue } from './mutation-queue.js';
@@ -51,6 +52,7 @@ export interface SupervisorOptions {
  * before the first effect. Resolves with the exit code.
  */
 export async function runSupervisor(options: SupervisorOptions): Promise<number> {
+  applyDaemonV8Flags();
   // First, so a SIGTERM during start-up still ends in a clean close.
   const stop = createStopRequest(waitForStopSignal());
   const config = await readAgentConfig(options.configPath);
