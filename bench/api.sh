@@ -38,15 +38,16 @@ run_load() { # socket clients mode(paced|saturated)
   "$node" "$load" --socket "$1" --path "$path" --clients "$2" "${mode_args[@]}" --duration "$duration" --json
 }
 
-# Samples the resident memory of a pid every half second while a command runs; prints the peak.
-peak_rss_during() { # pid command...
-  local pid=$1 peak=0 sample job
+# Samples the memory of a pid every half second while a command runs; prints
+# the sample with the highest resident total as JSON.
+peak_memory_during() { # pid command...
+  local pid=$1 peak='{"rss": 0}' sample job
   shift
   "$@" >"$scratch/peak-load.json" &
   job=$!
   while kill -0 "$job" 2>/dev/null; do
-    sample=$(sandbox_rss_mib "$pid")
-    peak=$(jq -n "[$peak, $sample] | max")
+    sample=$(sandbox_memory_json "$pid")
+    peak=$(jq -c --argjson s "$sample" 'if $s.rss > .rss then $s else . end' <<<"$peak")
     sleep 0.5
   done
   wait "$job"
@@ -62,13 +63,13 @@ inside() {
   curl -sf --unix-socket "$sandbox_socket" -o "$scratch/body.json" "http://agent$path" ||
     die "the daemon did not answer $path; its log: $(cat "$sandbox_log")"
   sleep 4
-  local rss_start wake0 wake1 rss_idle
-  rss_start=$(sandbox_rss_mib "$pid")
-  echo "daemon pid $pid: RSS after start ${rss_start} MiB; idle ${idle_seconds} s..." >&2
+  local mem_start wake0 wake1 mem_idle
+  mem_start=$(sandbox_memory_json "$pid")
+  echo "daemon pid $pid: memory after start $mem_start MiB; idle ${idle_seconds} s..." >&2
   wake0=$(sandbox_wakeups "$pid")
   sleep "$idle_seconds"
   wake1=$(sandbox_wakeups "$pid")
-  rss_idle=$(sandbox_rss_mib "$pid")
+  mem_idle=$(sandbox_memory_json "$pid")
   local wakeups_per_min
   wakeups_per_min=$(jq -n "($wake1 - $wake0) * 60 / $idle_seconds")
 
@@ -79,44 +80,52 @@ inside() {
   local _
   for _ in $(seq 1 50); do [[ -S $bare_socket ]] && break; sleep 0.1; done
   [[ -S $bare_socket ]] || die "the bare server never listened on $bare_socket"
+  # The floor: the pinned Node serving the same bytes with nothing loaded.
+  local bare_mem_start
+  bare_mem_start=$(sandbox_memory_json "$bare")
 
-  local runs=() clients mode daemon_json bare_json rss_load=0
+  local runs=() clients mode daemon_json bare_json mem_load='{}' bare_mem_load='{}'
   for mode in paced saturated; do
     for clients in 1 16 64; do
       echo "$mode, $clients clients, ${duration} s each: daemon, then bare" >&2
       if [[ $mode == saturated && $clients == 64 ]]; then
-        rss_load=$(peak_rss_during "$pid" run_load "$sandbox_socket" "$clients" "$mode")
+        mem_load=$(peak_memory_during "$pid" run_load "$sandbox_socket" "$clients" "$mode")
         daemon_json=$(cat "$scratch/peak-load.json")
+        bare_mem_load=$(peak_memory_during "$bare" run_load "$bare_socket" "$clients" "$mode")
+        bare_json=$(cat "$scratch/peak-load.json")
       else
         daemon_json=$(run_load "$sandbox_socket" "$clients" "$mode")
+        bare_json=$(run_load "$bare_socket" "$clients" "$mode")
       fi
-      bare_json=$(run_load "$bare_socket" "$clients" "$mode")
       runs+=("$(jq -nc --argjson d "$daemon_json" --argjson b "$bare_json" \
         '{mode: $d.mode, clients: $d.clients, daemon: $d, bare: $b,
           throughput_ratio: (if $b.req_per_s > 0 then $d.req_per_s / $b.req_per_s else null end)}')")
     done
   done
   sleep 5
-  local rss_after
-  rss_after=$(sandbox_rss_mib "$pid")
+  local mem_after
+  mem_after=$(sandbox_memory_json "$pid")
 
   local report
   report=$(printf '%s\n' "${runs[@]}" | jq -s \
     --arg binary "$binary" --arg date "$(date -u +%FT%TZ)" --arg host "$(uname -n) $(nproc) cores" \
     --argjson idle "$idle_seconds" --argjson duration "$duration" \
-    --argjson rss_start "$rss_start" --argjson rss_idle "$rss_idle" \
-    --argjson rss_load "$rss_load" --argjson rss_after "$rss_after" \
+    --argjson mem_start "$mem_start" --argjson mem_idle "$mem_idle" \
+    --argjson mem_load "$mem_load" --argjson mem_after "$mem_after" \
+    --argjson bare_start "$bare_mem_start" --argjson bare_load "$bare_mem_load" \
     --argjson wakeups "$wakeups_per_min" \
     '{bench: "api", date: $date, machine: $host, binary: $binary, path: "/v1/status",
       idle_seconds: $idle, duration_s: $duration,
-      memory_mib: {after_start: $rss_start, after_idle: $rss_idle,
-                   peak_under_64_clients: $rss_load, after_load: $rss_after},
+      memory_mib: {after_start: $mem_start, after_idle: $mem_idle,
+                   peak_under_64_clients: $mem_load, after_load: $mem_after,
+                   bare_server_after_start: $bare_start, bare_server_peak_under_64_clients: $bare_load},
       idle_wakeups_per_min: $wakeups,
       runs: .}')
   mkdir -p "$(dirname "$out")"
   echo "$report" >"$out"
   echo "$report" | jq -r '
-    "memory (MiB): after start \(.memory_mib.after_start), after \(.idle_seconds) s idle \(.memory_mib.after_idle), peak under 64 clients \(.memory_mib.peak_under_64_clients), after load \(.memory_mib.after_load)",
+    "memory, MiB resident (anonymous + file-backed):",
+    (.memory_mib | to_entries[] | "  \(.key): \(.value.rss) (\(.value.anon) + \(.value.file))"),
     "idle wake-ups per minute (all threads): \(.idle_wakeups_per_min)"'
   echo "$report" | jq -r '
     (["mode", "clients", "server", "req/s", "p50_ms", "p99_ms", "max_ms", "errors", "ratio"] | @tsv),

@@ -56,6 +56,14 @@ sandbox_rss_mib() { # pid
   awk '/^VmRSS:/ { printf "%.1f\n", $2 / 1024 }' "/proc/$1/status"
 }
 
+# Resident memory of a process in MiB as JSON: all of it, the anonymous part
+# (heap, stacks: what the process itself allocated) and the file-backed part
+# (pages of the executable mapped in, shared with the page cache).
+sandbox_memory_json() { # pid
+  awk '/^VmRSS:/ { r = $2 } /^RssAnon:/ { a = $2 } /^RssFile:/ { f = $2 }
+    END { printf "{\"rss\": %.1f, \"anon\": %.1f, \"file\": %.1f}\n", r / 1024, a / 1024, f / 1024 }' "/proc/$1/status"
+}
+
 # Voluntary context switches of every thread of a process: each is a wake-up
 # after sleeping (a timer, a poll, a thread-pool worker), the idle cost.
 sandbox_wakeups() { # pid
