@@ -11,7 +11,9 @@
 //
 // Usage: node bench/lib/api-load.mjs --socket PATH [--path /v1/status] --clients N
 //          (--rate R | --saturate) [--duration SECONDS] [--json]
+import { Buffer } from 'node:buffer';
 import net from 'node:net';
+import { clearTimeout, setTimeout } from 'node:timers';
 import { parseArgs } from 'node:util';
 
 const { values: args } = parseArgs({
