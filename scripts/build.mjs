@@ -238,6 +238,14 @@ function checkNoDynamicImport({ name, script }) {
   }
 }
 
+// V8's memory reducer wakes an idle process every 8 s (the daemon must
+// sleep at least 10 s at a time) and can only be turned off at start-up;
+// a one-shot role ends long before it would act. docs/performance.md.
+// The code caches are made under the same flags: V8 rejects a cache made
+// under flags that differ in what it checks, and the roles would then
+// compile from scratch without a word.
+const seaExecArgv = ['--no-memory-reducer'];
+
 function writeCodeCaches(node, assets) {
   const script = `
     import { readFileSync, writeFileSync } from 'node:fs';
@@ -250,7 +258,7 @@ function writeCodeCaches(node, assets) {
       writeFileSync(cache, compiled.createCachedData());
     }`;
   const pairs = assets.map(({ script: source, codeCache }) => [source, codeCache]);
-  execFileSync(node, ['--input-type=module', '-e', script, JSON.stringify(pairs)], {
+  execFileSync(node, [...seaExecArgv, '--input-type=module', '-e', script, JSON.stringify(pairs)], {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
 }
@@ -271,6 +279,7 @@ function makeSea(node, { main, assets }, target) {
           [`${name}.code-cache`, codeCache],
         ]),
       ),
+      execArgv: seaExecArgv,
     }),
   );
   execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -13,6 +13,7 @@ import { createSilentLogger } from '@aks-flex-node/log';
 import { buildApp } from './app.js';
 import type { ResetService } from './reset/reset-service.js';
 import type { SupervisorDeps } from './deps.js';
+import { createHostView, hostViewMaxAgeMs, hostViewQuietMs } from './host-view.js';
 import { createMutationQueue } from './mutation-queue.js';
 import { createStartupGate, type StartupGate } from './startup/startup-gate.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
@@ -29,7 +30,21 @@ const linked: HostRootResponse = {
 interface Fake {
   migrations: number;
   release?: () => void;
+  /** The host root as the filesystem would describe it now. */
+  host: HostRootResponse;
+  /** How many times the host root was described (read from the filesystem). */
+  describes: number;
+  /** The monotonic clock the status view ages by. */
+  clock: number;
 }
+
+const moved: HostRootResponse = {
+  path: '/opt/unbounded/agent',
+  resolved: '/opt/unbounded/agent',
+  planned: '/opt/unbounded/agent',
+  state: 'installed',
+  legacyReleased: true,
+};
 
 // These tests cover the host-root and status routes; upgrades have their own tests.
 const unused = () => Promise.reject(new Error('not used by this test'));
@@ -54,7 +69,13 @@ let app: FastifyInstance;
 let fake: Fake;
 
 async function build(
-  options: { blockMigration?: boolean; upgrades?: UpgradeService; gate?: StartupGate } = {},
+  options: {
+    blockMigration?: boolean;
+    upgrades?: UpgradeService;
+    gate?: StartupGate;
+    /** What the host root becomes when a migration runs. */
+    migrateTo?: HostRootResponse;
+  } = {},
 ) {
   const gate = options.gate ?? openGate();
   const log = createSilentLogger();
@@ -73,12 +94,16 @@ async function build(
       capabilities: ['host-root'],
     },
     hostRoot: {
-      describe: () => Promise.resolve(linked),
+      describe: () => {
+        fake.describes += 1;
+        return Promise.resolve(fake.host);
+      },
       migrate: async () => {
         fake.migrations += 1;
         if (options.blockMigration === true)
           await new Promise<void>((resolve) => (fake.release = resolve));
-        return { before: 'absent', after: linked };
+        if (options.migrateTo !== undefined) fake.host = options.migrateTo;
+        return { before: 'absent', after: fake.host };
       },
     },
     nspawnHooks: { regenerate: unused },
@@ -86,7 +111,13 @@ async function build(
     operations: createOperationRegistry(),
     reset: unusedReset,
     runMutation: (purpose, work) => queue.run(purpose, work),
-    isActivationInProgress: () => Promise.resolve(queue.isBusy()),
+    hostView: createHostView({
+      describeHostRoot: () => deps.hostRoot.describe(),
+      isLockHeld: () => Promise.resolve(false),
+      queue,
+      log,
+      now: () => fake.clock,
+    }),
     startup: gate,
     daemon: {
       pid: 42,
@@ -102,7 +133,7 @@ async function build(
 
 beforeEach(async () => {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'app-'));
-  fake = { migrations: 0 };
+  fake = { migrations: 0, host: linked, describes: 0, clock: 0 };
 });
 afterEach(async () => {
   await app.close();
@@ -304,5 +335,47 @@ describe('supervisor API', () => {
     expect(lines).toEqual([expect.objectContaining({ state: 'restarting', phase: 'judging' })]);
     const unknown = await app.inject({ method: 'GET', url: '/v1/operations/upgrade-2/events' });
     expect(expectProblem(unknown, 404).code).toBe('NOT_FOUND');
+  });
+});
+
+describe('GET /v1/status answers from the view the daemon keeps', () => {
+  const readStatus = async () =>
+    statusResponseSchema.parse((await app.inject({ method: 'GET', url: '/v1/status' })).json());
+
+  it('shows a change made through the mutation queue, without reading the host per request', async () => {
+    await build({ migrateTo: moved });
+    expect((await readStatus()).hostRoot.state).toBe('linked');
+    const migrated = await app.inject({
+      method: 'POST',
+      url: '/v1/host-root/migrate',
+      payload: {},
+    });
+    expect(migrated.statusCode).toBe(200);
+    const describesAfterMigration = fake.describes;
+    for (let i = 0; i < 5; i++) {
+      const status = await readStatus();
+      expect(status.hostRoot).toEqual(moved);
+      expect(status.activationInProgress).toBe(false);
+    }
+    expect(fake.describes).toBe(describesAfterMigration);
+  });
+
+  it('shows a change made outside the daemon once the view is refreshed', async () => {
+    await build();
+    expect((await readStatus()).hostRoot.state).toBe('linked');
+    // An offline tool moved the host: the kept view does not know yet.
+    fake.host = moved;
+    expect((await readStatus()).hostRoot.state).toBe('linked');
+    // A read of a view older than the refresh interval starts a refresh; later reads see it.
+    fake.clock += hostViewMaxAgeMs + 1;
+    await expect.poll(async () => (await readStatus()).hostRoot.state).toBe('installed');
+  });
+
+  it('the first read after a quiet spell shows the host as it is now', async () => {
+    await build();
+    expect((await readStatus()).hostRoot.state).toBe('linked');
+    fake.host = moved;
+    fake.clock += hostViewQuietMs + 1;
+    expect((await readStatus()).hostRoot.state).toBe('installed');
   });
 });

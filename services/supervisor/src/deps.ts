@@ -6,6 +6,7 @@ import type {
 } from '@aks-flex-node/api';
 import type { NspawnMachine } from '@aks-flex-node/layout';
 import type { AgentError, Logger } from '@aks-flex-node/log';
+import type { HostView } from './host-view.js';
 import type { ResetService } from './reset/reset-service.js';
 import type { StartupView } from './startup/startup-gate.js';
 import type { OperationRegistry } from './upgrade/operation-registry.js';
@@ -35,7 +36,8 @@ export interface SupervisorDeps {
   reset: ResetService;
   /** Runs a mutation: one at a time, under the activation lock. */
   runMutation<T>(purpose: string, work: () => Promise<T>): Promise<T>;
-  isActivationInProgress(): Promise<boolean>;
+  /** The host and activation state as the daemon keeps it for status; reading it touches no file. */
+  hostView: HostView;
   /** The startup gate: while shut, every change but a recovery is refused at once. */
   startup: {
     refusal(purpose: string): AgentError | undefined;

@@ -60,7 +60,12 @@ beforeEach(async () => {
     },
     operations: createOperationRegistry(),
     runMutation: (_purpose, work) => work(),
-    isActivationInProgress: () => Promise.resolve(false),
+    hostView: {
+      read: () => {
+        throw new Error('status is not read by these tests');
+      },
+      refresh: () => Promise.resolve(),
+    },
     daemon: { pid: 1, startedAt: 1, executable: '/x', socket: 'self-bound', socketPath: '/x' },
     now: () => 1,
   });

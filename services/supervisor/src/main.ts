@@ -7,7 +7,12 @@ import {
 } from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { readAgentConfig } from '@aks-flex-node/config';
-import { hostRootState, recordDigest, resolveHostRoot } from '@aks-flex-node/hostroot';
+import {
+  hostRootState,
+  recordDigest,
+  resolveHostRoot,
+  type MoveHost,
+} from '@aks-flex-node/hostroot';
 import { isActivationLockHeld } from '@aks-flex-node/lock';
 import { createSystemdResetEffects, isSystemdBooted } from '@aks-flex-node/reset';
 import { hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
@@ -15,7 +20,9 @@ import { createLogger, type Logger } from '@aks-flex-node/log';
 import { installNspawnLifecycleHelper, rewriteNspawnHooks } from '@aks-flex-node/nspawn';
 import { createHost } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
+import { applyDaemonV8Flags } from './daemon-v8-flags.js';
 import { createHostRootService } from './host-root-service.js';
+import { createHostView, type HostView } from './host-view.js';
 import { createMutationQueue } from './mutation-queue.js';
 import { createResetService } from './reset/reset-service.js';
 import { createSelfDaemonStopper, createSystemdDaemonStopper } from './reset/stop-daemon.js';
@@ -45,6 +52,7 @@ export interface SupervisorOptions {
  * before the first effect. Resolves with the exit code.
  */
 export async function runSupervisor(options: SupervisorOptions): Promise<number> {
+  applyDaemonV8Flags();
   // First, so a SIGTERM during start-up still ends in a clean close.
   const stop = createStopRequest(waitForStopSignal());
   const config = await readAgentConfig(options.configPath);
@@ -96,6 +104,14 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     now: () => host.wallClock(),
   });
   const hostRoot = createHostRootService(paths, log);
+  // Status reads this; it refreshes after every mutation of the queue and each move step.
+  const hostView = createHostView({
+    describeHostRoot: () => hostRoot.describe(),
+    isLockHeld: () => isActivationLockHeld(paths.activationLock),
+    queue,
+    log,
+    now: () => host.now(),
+  });
   const nspawnHooks = createNspawnHooksService({
     paths,
     log,
@@ -103,17 +119,20 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
   });
   const gate = createStartupGate();
-  const moveHost = createDaemonMoveHost({
-    paths,
-    log,
-    restart,
-    ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
-    // The machines' hooks name the helper under the root the units now name,
-    // installed from this binary first, so no hook names a stale helper.
-    refreshNspawnHooks: async (root) => {
-      await rewriteNspawnHooks(root, paths, log, { executable: await host.runningExecutable() });
-    },
-  });
+  const moveHost = refreshingAfterEachStep(
+    hostView,
+    createDaemonMoveHost({
+      paths,
+      log,
+      restart,
+      ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
+      // The machines' hooks name the helper under the root the units now name,
+      // installed from this binary first, so no hook names a stale helper.
+      refreshNspawnHooks: async (root) => {
+        await rewriteNspawnHooks(root, paths, log, { executable: await host.runningExecutable() });
+      },
+    }),
+  );
   // Resolved after Migrate: the root this daemon's paths name.
   let startupRoot = paths.root;
   return runDaemon({
@@ -168,8 +187,10 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         },
         stopped,
       ),
-    buildApp: async (daemon) =>
-      buildApp({
+    buildApp: async (daemon) => {
+      // The host as prepareHost left it, before the first request.
+      await hostView.refresh();
+      return buildApp({
         log,
         version: options.version,
         hostRoot,
@@ -179,16 +200,40 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         reset,
         runMutation: (purpose, work) => queue.run(purpose, work),
         startup: gate,
-        isActivationInProgress: async () =>
-          queue.isBusy() || (await isActivationLockHeld(paths.activationLock)),
+        hostView,
         daemon: {
           ...daemon,
           startedAt: host.now(),
           executable: await host.runningExecutable(),
         },
         now: () => host.now(),
-      }),
+      });
+    },
   });
+}
+
+/**
+ * The move host with a refresh of the status view after the steps that mark
+ * its progress (the copy verified, the units rewritten, the restart queued),
+ * so status follows the host-root move as it goes; the move as a whole runs
+ * in the mutation queue, which refreshes once more when it ends.
+ */
+function refreshingAfterEachStep(view: HostView, moveHost: MoveHost): MoveHost {
+  const thenRefresh =
+    <A extends unknown[]>(step: (...args: A) => Promise<void>) =>
+    async (...args: A): Promise<void> => {
+      try {
+        await step(...args);
+      } finally {
+        await view.refresh();
+      }
+    };
+  return {
+    ...moveHost,
+    verify: thenRefresh((root: string) => moveHost.verify(root)),
+    rewriteUnits: thenRefresh((root: string) => moveHost.rewriteUnits(root)),
+    queueRestart: thenRefresh(() => moveHost.queueRestart()),
+  };
 }
 
 /**

@@ -100,7 +100,12 @@ beforeEach(async () => {
       },
     },
     runMutation: (purpose, work) => queue.run(purpose, work),
-    isActivationInProgress: () => Promise.resolve(queue.isBusy()),
+    hostView: {
+      read: () => {
+        throw new Error('status is not read by these tests');
+      },
+      refresh: () => Promise.resolve(),
+    },
     daemon: {
       pid: 1,
       startedAt: 0,

@@ -64,7 +64,12 @@ beforeEach(async () => {
     startup: gate,
     operations: createOperationRegistry(),
     runMutation: (purpose, work) => queue.run(purpose, work),
-    isActivationInProgress: () => Promise.resolve(queue.isBusy()),
+    hostView: {
+      read: () => {
+        throw new Error('status is not read by these tests');
+      },
+      refresh: () => Promise.resolve(),
+    },
     daemon: { pid: 1, startedAt: 0, executable, socket: 'self-bound', socketPath: paths.socket },
     now: () => 0,
   });

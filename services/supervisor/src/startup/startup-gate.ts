@@ -40,6 +40,16 @@ export function createStartupGate(): StartupGate {
   };
   let move: string | undefined;
   let held = false;
+  // Built once per change, not per status read: the status serializer reuses
+  // what it validated for the same object.
+  let view: StartupView | undefined;
+  const currentView = (): StartupView => {
+    const built: StartupView = { gate: state.gate };
+    const reason = state.gate === 'open' ? state.note : state.reason;
+    if (reason !== undefined) built.reason = reason;
+    if (move !== undefined) built.move = move;
+    return Object.freeze(built);
+  };
   return {
     refusal: (purpose) => {
       if (state.gate === 'open') return undefined;
@@ -51,20 +61,17 @@ export function createStartupGate(): StartupGate {
       // A hold is final for this process: its paths may name files the units no longer run.
       if (held) return;
       state = note === undefined ? { gate: 'open' } : { gate: 'open', note };
+      view = undefined;
     },
     hold: (reason, hint) => {
       held = true;
       state = { gate: 'shut', reason, hint };
+      view = undefined;
     },
     noteMove: (outcome) => {
       move = outcome;
+      view = undefined;
     },
-    view: () => {
-      const view: StartupView = { gate: state.gate };
-      const reason = state.gate === 'open' ? state.note : state.reason;
-      if (reason !== undefined) view.reason = reason;
-      if (move !== undefined) view.move = move;
-      return view;
-    },
+    view: () => (view ??= currentView()),
   };
 }

