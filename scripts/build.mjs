@@ -170,7 +170,17 @@ function bundleEntries() {
   ];
 }
 
-async function bundle(entry, outfile) {
+// The bundles of the roles that are not hot (the daemon's among them) lose
+// their whitespace and comments: V8 keeps a bundle's whole source as long as
+// the process lives, to compile its functions lazily, so the daemon's
+// resident memory grows with the text one for one (docs/performance.md).
+// Names stay as written, so stack traces in the journal still name the
+// functions; their columns point into long lines (KEEP_WORK=1 keeps the text).
+function minifiesWhitespace(name) {
+  return !hotBundles.includes(name);
+}
+
+async function bundle(name, entry, outfile) {
   const result = await build({
     entryPoints: [path.join(workspace, entry)],
     outfile,
@@ -181,6 +191,7 @@ async function bundle(entry, outfile) {
     // stay lazy, so each role evaluates only the modules it uses.
     format: 'cjs',
     minifySyntax: true,
+    minifyWhitespace: minifiesWhitespace(name),
     legalComments: 'none',
     plugins: [rawTextPlugin, bundleEntriesExternal, answerValidatorsPlugin],
     logLevel: 'warning',
@@ -215,6 +226,23 @@ function checkHotBundle(name, metafile) {
     throw new Error(
       `the ${name} bundle holds ${forbidden.join(', ')}, which costs its start-up; ` +
         'check answers with the generated validators (shared/api/src/answer-validators.ts)',
+    );
+  }
+}
+
+// V8 keeps a source with one character beyond Latin-1 as a two-byte string:
+// a dash in a comment doubled the memory of the daemon's 3 MB bundle.
+// esbuild escapes strings (charset ascii); this catches the rest, and asks
+// for ASCII, which is simpler to check and to keep.
+function checkAsciiOnly({ name, script }) {
+  const bytes = readFileSync(script);
+  const at = bytes.findIndex((byte) => byte > 0x7f);
+  if (at !== -1) {
+    const context = bytes.subarray(Math.max(0, at - 40), at + 10).toString('utf8');
+    throw new Error(
+      `the ${name} bundle holds a byte beyond ASCII at offset ${at} ` +
+        `(${JSON.stringify(context)}), ` +
+        'which doubles the memory V8 keeps for its source; escape it, or keep it out of the bundle',
     );
   }
 }
@@ -309,7 +337,7 @@ async function main() {
   const built = await Promise.all(
     bundleEntries().map(async ({ name, entry }) => {
       const script = path.join(workDir, `${name}.cjs`);
-      const metafile = await bundle(entry, script);
+      const metafile = await bundle(name, entry, script);
       if (hotBundles.includes(name)) checkHotBundle(name, metafile);
       return { name, script, codeCache: path.join(workDir, `${name}.code-cache`) };
     }),
@@ -317,6 +345,7 @@ async function main() {
   const main = built.find(({ name }) => name === 'main').script;
   const assets = built.filter(({ name }) => name !== 'main');
   assets.forEach(checkNoDynamicImport);
+  assets.forEach(checkAsciiOnly);
   writeCodeCaches(node, assets);
   const binary = path.join(outDir, 'aks-flex-node');
   log('making the single executable');

@@ -1,7 +1,8 @@
-import { getAsset, isSea } from 'node:sea';
+import { getRawAsset, isSea } from 'node:sea';
 import { AgentError } from '@aks-flex-node/log';
 import { evaluateCommonJs } from './evaluate-common-js.js';
 import type { BundleName } from './role-homes.js';
+import { assetBytes, assetText } from './sea-asset.js';
 import type { BundleEntry } from './run-role.js';
 
 /**
@@ -39,7 +40,7 @@ function evaluateAsset(name: BundleName): BundleEntry {
   const assets = bundleAssetNames(name);
   let source: string;
   try {
-    source = getAsset(assets.script, 'utf8');
+    source = assetText(getRawAsset(assets.script));
   } catch (error) {
     throw new AgentError('INTERNAL', `this executable holds no ${assets.script} asset`, {
       path: process.execPath,
@@ -56,10 +57,11 @@ function evaluateAsset(name: BundleName): BundleEntry {
   }) as BundleEntry;
 }
 
-// A missing cache only costs time: V8 compiles the script instead.
+// A missing cache only costs time: V8 compiles the script instead. A view,
+// not a copy (sea-asset.ts): V8 reads it once while compiling.
 function readCodeCache(asset: string): Buffer | undefined {
   try {
-    return Buffer.from(getAsset(asset));
+    return assetBytes(getRawAsset(asset));
   } catch {
     return undefined;
   }
