@@ -9,7 +9,7 @@ import {
   statusResponseSchema,
   type HostRootResponse,
 } from '@aks-flex-node/api';
-import { createSilentLogger } from '@aks-flex-node/log';
+import { createLogger, createSilentLogger, type Logger } from '@aks-flex-node/log';
 import { buildApp } from './app.js';
 import type { ResetService } from './reset/reset-service.js';
 import type { SupervisorDeps } from './deps.js';
@@ -75,10 +75,11 @@ async function build(
     gate?: StartupGate;
     /** What the host root becomes when a migration runs. */
     migrateTo?: HostRootResponse;
+    log?: Logger;
   } = {},
 ) {
   const gate = options.gate ?? openGate();
-  const log = createSilentLogger();
+  const log = options.log ?? createSilentLogger();
   const queue = createMutationQueue({
     lockPath: path.join(tmp, 'run/activation.lock'),
     goLockPath: path.join(tmp, 'run/aks-flex-node-agent-upgrade.lock'),
@@ -139,6 +140,19 @@ afterEach(async () => {
   await app.close();
   await rm(tmp, { recursive: true, force: true });
 });
+
+/** A logger whose lines the test reads back, parsed. */
+function capturedLog(): { log: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const log = createLogger({
+    destination: {
+      write: (line: string) => {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      },
+    },
+  });
+  return { log, lines };
+}
 
 function expectProblem(
   response: { statusCode: number; headers: Record<string, unknown>; body: string },
@@ -288,6 +302,72 @@ describe('supervisor API', () => {
     });
     expectProblem(response, 400);
     expect(fake.migrations).toBe(0);
+  });
+
+  it('logs a refused change with its request id, code and detail, and a status read not at all', async () => {
+    const { log, lines } = capturedLog();
+    await build({ gate: createStartupGate(), log });
+    await app.inject({ method: 'GET', url: '/v1/status' });
+    expect(lines).toEqual([]);
+    await app.inject({ method: 'POST', url: '/v1/host-root/migrate', payload: {} });
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 30,
+        msg: 'request refused',
+        reqId: 'req-2',
+        code: 'DAEMON_NOT_READY',
+        detail: expect.stringContaining('POST /v1/host-root/migrate') as unknown,
+      }),
+    ]);
+  });
+
+  it('logs a failed request at error with its request id, code and the error', async () => {
+    const { log, lines } = capturedLog();
+    await build({
+      log,
+      upgrades: {
+        ...unusedUpgrades,
+        get: () => Promise.reject(new Error('disk on fire')),
+      },
+    });
+    await app.inject({ method: 'GET', url: '/v1/operations/op-1' });
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 50,
+        msg: 'request failed',
+        reqId: 'req-1',
+        code: 'INTERNAL',
+        err: expect.objectContaining({ message: 'disk on fire' }) as unknown,
+      }),
+    ]);
+  });
+
+  it('a shut gate refuses a change to an unknown route with 503, and a read of one is 404', async () => {
+    await build({ gate: createStartupGate() });
+    const refused = expectProblem(
+      await app.inject({ method: 'POST', url: '/v1/nope', payload: {} }),
+      503,
+    );
+    expect(refused.code).toBe('DAEMON_NOT_READY');
+    expect(refused.detail).toContain('POST /v1/nope');
+    const missing = expectProblem(await app.inject({ method: 'GET', url: '/v1/nope' }), 404);
+    expect(missing.code).toBe('NOT_FOUND');
+  });
+
+  it('a shut gate lets recovery through to its route', async () => {
+    let recovered = 0;
+    await build({
+      gate: createStartupGate(),
+      upgrades: {
+        ...unusedUpgrades,
+        recover: () => {
+          recovered += 1;
+          return unused();
+        },
+      },
+    });
+    await app.inject({ method: 'POST', url: '/v1/recovery', payload: {} });
+    expect(recovered).toBe(1);
   });
 
   it('answers an unknown route with 404 problem+json', async () => {

@@ -3,13 +3,17 @@ import {
   fastify,
   type FastifyBaseLogger,
   type FastifyInstance,
+  type FastifyRequest,
   type FastifyServerFactory,
+  type onRequestHookHandler,
+  type RouteOptions,
 } from 'fastify';
 import { apiRoutes, requestBodyLimitBytes } from '@aks-flex-node/api';
 import type { SupervisorDeps } from './deps.js';
 import { answerClientError } from './client-error.js';
 import { handleError } from './error-handler.js';
 import { parseJsonBody } from './parse-json-body.js';
+import { lazyRequestLoggerFactory } from './request-logger.js';
 import { agentUpgradeRoutes } from './routes/agent-upgrades.js';
 import { hostRootRoutes } from './routes/host-root.js';
 import { nspawnHookRoutes } from './routes/nspawn-hooks.js';
@@ -49,6 +53,8 @@ export async function buildApp(
     ...shutdownServerOptions,
     // Status polls would flood the journal; refusals and failures are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
+    // `request.log` is made when a request first logs, which a status poll never does.
+    childLoggerFactory: lazyRequestLoggerFactory,
     // Errors raised before routing (a bad URL, an over-long id) and before
     // fastify (oversized headers, a timeout) answer problem+json like the rest.
     frameworkErrors: (error, request, reply) => {
@@ -72,17 +78,6 @@ export async function buildApp(
       done(error as Error, undefined);
     }
   });
-  app.setNotFoundHandler(async (request, reply) =>
-    handleError(
-      Object.assign(new Error(`no route ${request.method} ${request.url}`), {
-        statusCode: 404,
-        code: 'NOT_FOUND',
-        name: 'NotFound',
-      }),
-      request,
-      reply,
-    ),
-  );
   // The startup gate: reads are always served; a change is refused at once
   // while the daemon starts, moves its files or waits to be replaced, never
   // left waiting. Recovery is exempt: it is what brings back a failed upgrade.
@@ -94,15 +89,29 @@ export async function buildApp(
   // needed no daemon at all); it too takes the activation lock, and writes
   // only hooks naming a helper it has just installed under the root as it
   // resolves then, which is right in every state the gate holds for.
-  app.addHook('onRequest', (request, _reply, done) => {
-    const exempt =
-      request.method === 'GET' ||
-      request.method === 'HEAD' ||
-      request.routeOptions.url === apiRoutes.recover.url ||
-      request.routeOptions.url === apiRoutes.beginReset.url ||
-      request.routeOptions.url === apiRoutes.regenerateNspawnHooks.url;
-    done(exempt ? undefined : deps.startup.refusal(`${request.method} ${request.url}`));
+  // The gate is an onRequest hook of the routes it guards only, so a read
+  // (a status poll above all) runs no hook at all.
+  const gate: onRequestHookHandler = (request, _reply, done) => {
+    done(deps.startup.refusal(`${request.method} ${request.url}`));
+  };
+  app.addHook('onRoute', (route) => {
+    if (!isGateExempt(route)) route.onRequest = [gate, ...asArray(route.onRequest)];
   });
+  app.setNotFoundHandler(async (request, reply) =>
+    handleError(
+      // An unknown change is refused by a shut gate as a known one is, before it is not found.
+      (isReadMethod(request.method)
+        ? undefined
+        : deps.startup.refusal(`${request.method} ${request.url}`)) ??
+        Object.assign(new Error(`no route ${request.method} ${request.url}`), {
+          statusCode: 404,
+          code: 'NOT_FOUND',
+          name: 'NotFound',
+        }),
+      request,
+      reply,
+    ),
+  );
   await app.register(statusRoutes(deps));
   await app.register(hostRootRoutes(deps));
   await app.register(agentUpgradeRoutes(deps));
@@ -110,4 +119,25 @@ export async function buildApp(
   await app.register(resetRoutes(deps));
   await app.register(nspawnHookRoutes(deps));
   return app;
+}
+
+const gateExemptUrls: ReadonlySet<string> = new Set([
+  apiRoutes.recover.url,
+  apiRoutes.beginReset.url,
+  apiRoutes.regenerateNspawnHooks.url,
+]);
+
+function isReadMethod(method: FastifyRequest['method']): boolean {
+  return method === 'GET' || method === 'HEAD';
+}
+
+/** A read, or one of the changes the startup gate lets through (see buildApp). */
+function isGateExempt(route: RouteOptions): boolean {
+  const methods = Array.isArray(route.method) ? route.method : [route.method];
+  return methods.every(isReadMethod) || gateExemptUrls.has(route.url);
+}
+
+function asArray<T>(value: T | T[] | undefined): T[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
 }

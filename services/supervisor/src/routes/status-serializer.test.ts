@@ -49,4 +49,23 @@ describe('the status serializer', () => {
     const bad = { ...status, daemon: { ...status.daemon, pid: 1.5 } };
     expect(() => serialize(bad)).toThrow();
   });
+
+  it('validates the uptime of every request, also once the daemon part is kept', () => {
+    const serialize = createStatusSerializer();
+    serialize(status);
+    const bad = { ...status, daemon: { ...status.daemon, uptimeSeconds: Number.NaN } };
+    expect(() => serialize(bad)).toThrow();
+  });
+
+  it('writes a daemon part whose identity changed, and refuses one with a field outside the schema', () => {
+    const serialize = createStatusSerializer();
+    serialize(status);
+    const other = {
+      ...status,
+      daemon: { ...status.daemon, pid: 8, socket: 'self-bound' as const, socketPath: '/x"y' },
+    };
+    expect(serialize(other)).toBe(JSON.stringify(statusResponseSchema.parse(other)));
+    const extra = { ...status, daemon: { ...status.daemon, secret: 'no' } };
+    expect(() => serialize(extra as StatusResponse)).toThrow();
+  });
 });

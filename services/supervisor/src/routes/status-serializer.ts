@@ -1,23 +1,33 @@
 import { statusResponseSchema, type StatusResponse } from '@aks-flex-node/api';
 
 const daemonSchema = statusResponseSchema.shape.daemon;
+const uptimeSchema = daemonSchema.shape.uptimeSeconds;
 const restSchema = statusResponseSchema.omit({ daemon: true });
+type Daemon = StatusResponse['daemon'];
 type Rest = Omit<StatusResponse, 'daemon'>;
+
+/** Stands in for the uptime while the daemon part is written once, then is cut out. */
+const uptimeMark = '\u0000uptime\u0000';
 
 /**
  * The status route's serializer: the same zod validation as every route
- * (nothing outside the schema is sent), but the parts that change only when
- * the host or the gate does (version, host root, activation, startup) are
- * validated and stringified once per change, recognised by object identity
- * (the host view and the gate keep one object per state), and only the small
- * `daemon` part, whose uptime moves, is done per request. Under a poll the
- * full parse was the largest cost of a status request the daemon controls.
- * The output is byte for byte what `JSON.stringify(statusResponseSchema.parse(data))`
- * writes: `daemon` is the schema's first key.
+ * (nothing outside the schema is sent), but what changes only when the host,
+ * the gate or the daemon's own identity does is validated and stringified
+ * once per change: the rest of the answer recognised by object identity
+ * (the host view and the gate keep one object per state), the daemon part by
+ * its fields' values. Per request only the uptime is validated and written.
+ * Under a poll the full parse was the largest cost of a status request the
+ * daemon controls. The output is byte for byte what
+ * `JSON.stringify(statusResponseSchema.parse(data))` writes: `daemon` is the
+ * schema's first key, and the daemon part keeps the schema's key order.
  */
 export function createStatusSerializer(): (data: StatusResponse) => string {
   let last: Rest | undefined;
   let restJson = '';
+  let lastDaemon: Daemon | undefined;
+  let lastDaemonKeys = 0;
+  let daemonHead = '';
+  let daemonTail = '';
   return (data) => {
     if (
       last === undefined ||
@@ -36,6 +46,28 @@ export function createStatusSerializer(): (data: StatusResponse) => string {
       restJson = JSON.stringify(restSchema.parse(rest)).slice(1);
       last = rest;
     }
-    return `{"daemon":${JSON.stringify(daemonSchema.parse(data.daemon))},${restJson}`;
+    const daemon = data.daemon;
+    if (
+      lastDaemon === undefined ||
+      lastDaemon.pid !== daemon.pid ||
+      lastDaemon.executable !== daemon.executable ||
+      lastDaemon.socket !== daemon.socket ||
+      lastDaemon.socketPath !== daemon.socketPath ||
+      // A field the schema does not know must still fail validation, not be dropped.
+      Object.keys(daemon).length !== lastDaemonKeys
+    ) {
+      // The whole part is validated as it is, then written with a mark where the uptime goes.
+      const parsed = daemonSchema.parse(daemon);
+      const [head, tail] = JSON.stringify({ ...parsed, uptimeSeconds: uptimeMark }).split(
+        JSON.stringify(uptimeMark),
+      ) as [string, string];
+      daemonHead = `{"daemon":${head}`;
+      daemonTail = `${tail},`;
+      lastDaemon = { ...daemon };
+      lastDaemonKeys = Object.keys(daemon).length;
+    } else {
+      uptimeSchema.parse(daemon.uptimeSeconds);
+    }
+    return `${daemonHead}${JSON.stringify(daemon.uptimeSeconds)}${daemonTail}${restJson}`;
   };
 }
