@@ -1,10 +1,11 @@
 import { lstat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
-import { fileSha256, installFile, makeIoError } from '@aks-flex-node/fs';
+import { installFile, makeIoError } from '@aks-flex-node/fs';
 import { resolveHostRoot, type HostRootPaths } from '@aks-flex-node/hostroot';
 import { nspawnLifecycleFile } from '@aks-flex-node/layout';
 import { isNotFound, type Logger } from '@aks-flex-node/log';
+import { fileDigest, rememberCopy } from './file-digests.js';
 
 /** The helper's path under a resolved root. */
 export function nspawnLifecycleHelperUnder(resolvedRoot: string): string {
@@ -42,52 +43,9 @@ export async function installNspawnLifecycleHelperUnder(
   const helper = nspawnLifecycleHelperUnder(resolvedRoot);
   if (await sameContent(helper, executable)) return helper;
   await installFile(executable, helper, { mode: 0o755 });
+  await rememberCopy(helper, executable);
   log.info({ path: helper, from: executable }, 'installed the nspawn lifecycle helper');
   return helper;
-}
-
-/** What identifies a file's content without reading it: if none of these changed, neither did the bytes. */
-interface FileIdentity {
-  dev: number;
-  ino: number;
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-}
-
-// Digests this process computed, by path and identity. Pre-start asks at
-// every machine start, and hashing a 130 MB helper and executable each time
-// would cost the machine's start more than half a second.
-const digests = new Map<string, { identity: FileIdentity; digest: string }>();
-
-function identityOf(info: Stats): FileIdentity {
-  return {
-    dev: info.dev,
-    ino: info.ino,
-    size: info.size,
-    mtimeMs: info.mtimeMs,
-    ctimeMs: info.ctimeMs,
-  };
-}
-
-function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
-  return (
-    a.dev === b.dev &&
-    a.ino === b.ino &&
-    a.size === b.size &&
-    a.mtimeMs === b.mtimeMs &&
-    a.ctimeMs === b.ctimeMs
-  );
-}
-
-/** The file's SHA-256, from the cache while its identity is unchanged. */
-async function digestOf(file: string, info: Stats): Promise<string> {
-  const identity = identityOf(info);
-  const cached = digests.get(file);
-  if (cached !== undefined && sameIdentity(cached.identity, identity)) return cached.digest;
-  const digest = await fileSha256(file);
-  digests.set(file, { identity, digest });
-  return digest;
 }
 
 async function statOf(file: string): Promise<Stats | undefined> {
@@ -106,7 +64,8 @@ async function sameContent(helper: string, executable: string): Promise<boolean>
     return false;
   }
   const running = await statOf(executable);
-  // A missing executable fails in installFile, with the path named.
-  if (running === undefined) return false;
-  return (await digestOf(helper, installed)) === (await digestOf(executable, running));
+  // A missing executable fails in installFile, with the path named. Files of
+  // different sizes differ: an upgrade's new executable is not read twice.
+  if (running === undefined || running.size !== installed.size) return false;
+  return (await fileDigest(helper)) === (await fileDigest(executable));
 }
