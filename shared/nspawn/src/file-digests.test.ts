@@ -38,8 +38,10 @@ describe('file digests by identity', () => {
     await first.fileDigest(file);
     await first.saveFileDigests(record);
     // A digest the file's bytes cannot give: returned only if the record is believed.
-    const stored = JSON.parse(await readFile(record, 'utf8')) as Record<string, { digest: string }>;
-    stored[file]!.digest = 'a'.repeat(64);
+    const stored = JSON.parse(await readFile(record, 'utf8')) as {
+      digests: Record<string, { digest: string }>;
+    };
+    stored.digests[file]!.digest = 'a'.repeat(64);
     await writeFile(record, JSON.stringify(stored));
 
     const second = await freshDaemon();
@@ -54,8 +56,47 @@ describe('file digests by identity', () => {
     await daemon.restoreFileDigests(record);
     await writeFile(path.join(tmp, 'garbage.json'), '{"not json');
     await daemon.restoreFileDigests(path.join(tmp, 'garbage.json'));
-    await writeFile(path.join(tmp, 'wrong.json'), JSON.stringify({ [file]: { digest: 'x' } }));
+    await writeFile(
+      path.join(tmp, 'wrong.json'),
+      JSON.stringify({ digests: { [file]: { digest: 'x' } } }),
+    );
     await daemon.restoreFileDigests(path.join(tmp, 'wrong.json'));
     expect(await daemon.fileDigest(file)).toBe(sha256('release one'));
+  });
+
+  it('a copy is recognised by a later daemon until either file changes', async () => {
+    const copy = path.join(tmp, 'copy');
+    await writeFile(copy, 'release one');
+    const first = await freshDaemon();
+    expect(
+      await first.rememberCopy(
+        { path: copy, before: await first.fileIdentity(copy) },
+        { path: file, before: await first.fileIdentity(file) },
+      ),
+    ).toBe(true);
+    await first.saveFileDigests(record);
+
+    const second = await freshDaemon();
+    expect(await second.isRecordedCopy(copy, file)).toBe(false);
+    await second.restoreFileDigests(record);
+    expect(await second.isRecordedCopy(copy, file)).toBe(true);
+    expect(await second.isRecordedCopy(file, copy)).toBe(false);
+    await writeFile(file, 'release two');
+    expect(await second.isRecordedCopy(copy, file)).toBe(false);
+  });
+
+  it('no copy is recorded when the source changed meanwhile', async () => {
+    const copy = path.join(tmp, 'copy');
+    await writeFile(copy, 'release one');
+    const daemon = await freshDaemon();
+    const before = await daemon.fileIdentity(file);
+    await writeFile(file, 'release two');
+    expect(
+      await daemon.rememberCopy(
+        { path: copy, before: await daemon.fileIdentity(copy) },
+        { path: file, before },
+      ),
+    ).toBe(false);
+    expect(await daemon.isRecordedCopy(copy, file)).toBe(false);
   });
 });

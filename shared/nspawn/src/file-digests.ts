@@ -74,35 +74,80 @@ export async function fileDigest(file: string): Promise<string> {
   return digest;
 }
 
-/**
- * Records that `copy` holds the bytes of `source`, whose digest is known: a
- * copy just made need not be read back to be recognised. Ignored unless
- * `source` still has the identity its digest was taken at.
- */
-export async function rememberCopy(copy: string, source: string): Promise<void> {
-  const original = known.get(source);
-  if (original === undefined) return;
-  if (!sameIdentity(original.identity, await identityOfFile(source))) return;
-  known.set(copy, { identity: await identityOfFile(copy), digest: original.digest });
-  unsaved = true;
+interface KnownCopy {
+  /** The copy's identity when it was known to hold the source's bytes. */
+  identity: FileIdentity;
+  source: string;
+  sourceIdentity: FileIdentity;
 }
 
-function isKnownDigest(value: unknown): value is KnownDigest {
+// Files known to hold another file's bytes, by the copy's path: the helper
+// installed from an executable whose digest was never taken (an upgrade's
+// new binary) is recognised at the next start without reading either.
+const copies = new Map<string, KnownCopy>();
+
+/**
+ * Records that `copy` holds the bytes of `source`: just copied, or compared
+ * byte for byte. The identities are each file's before the copy or the
+ * comparison; nothing is recorded (false) when either changed since.
+ */
+export async function rememberCopy(
+  copy: { path: string; before: FileIdentity },
+  source: { path: string; before: FileIdentity },
+): Promise<boolean> {
+  const copyIdentity = await identityOfFile(copy.path);
+  const sourceIdentity = await identityOfFile(source.path);
+  if (!sameIdentity(copy.before, copyIdentity) || !sameIdentity(source.before, sourceIdentity)) {
+    return false;
+  }
+  copies.set(copy.path, { identity: copyIdentity, source: source.path, sourceIdentity });
+  unsaved = true;
+  return true;
+}
+
+/** Whether `copy` is known to hold the bytes of `source`, both unchanged since. */
+export async function isRecordedCopy(copy: string, source: string): Promise<boolean> {
+  const recorded = copies.get(copy);
+  if (recorded?.source !== source) return false;
+  return (
+    sameIdentity(recorded.identity, await identityOfFile(copy)) &&
+    sameIdentity(recorded.sourceIdentity, await identityOfFile(source))
+  );
+}
+
+/** A file's identity now, to hand to {@link rememberCopy}. Throws HOST_ROOT_IO. */
+export { identityOfFile as fileIdentity };
+export type { FileIdentity };
+
+function isIdentity(value: unknown): value is FileIdentity {
   if (typeof value !== 'object' || value === null) return false;
-  const { identity, digest } = value as { identity?: unknown; digest?: unknown };
-  if (typeof digest !== 'string' || !/^[0-9a-f]{64}$/.test(digest)) return false;
-  if (typeof identity !== 'object' || identity === null) return false;
-  const fields = identity as Record<string, unknown>;
+  const fields = value as Record<string, unknown>;
   return (['dev', 'ino', 'size', 'mtimeNs', 'ctimeNs'] as const).every(
     (key) => typeof fields[key] === 'string',
   );
 }
 
+function isKnownDigest(value: unknown): value is KnownDigest {
+  if (typeof value !== 'object' || value === null) return false;
+  const { identity, digest } = value as Record<string, unknown>;
+  return typeof digest === 'string' && /^[0-9a-f]{64}$/.test(digest) && isIdentity(identity);
+}
+
+function isKnownCopy(value: unknown): value is KnownCopy {
+  if (typeof value !== 'object' || value === null) return false;
+  const { identity, source, sourceIdentity } = value as Record<string, unknown>;
+  return typeof source === 'string' && isIdentity(identity) && isIdentity(sourceIdentity);
+}
+
+function entriesOf(value: unknown): [string, unknown][] {
+  return typeof value === 'object' && value !== null ? Object.entries(value) : [];
+}
+
 /**
- * Loads the digests an earlier daemon recorded (a JSON object by path), so a
- * restart does not hash the same files again. The record lives under /run: a
- * reboot clears it, so device and inode numbers are never compared across
- * boots. A missing or unreadable record is an empty one: the files are hashed.
+ * Loads the digests and copies an earlier daemon recorded, so a restart does
+ * not read the same files again. The record lives under /run: a reboot clears
+ * it, so device and inode numbers are never compared across boots. A missing
+ * or unreadable record is an empty one: the files are read.
  */
 export async function restoreFileDigests(record: string): Promise<void> {
   let parsed: unknown;
@@ -111,26 +156,26 @@ export async function restoreFileDigests(record: string): Promise<void> {
   } catch {
     return;
   }
-  if (typeof parsed !== 'object' || parsed === null) return;
-  for (const [file, entry] of Object.entries(parsed)) {
-    if (isKnownDigest(entry) && !known.has(file)) {
-      known.set(file, { identity: entry.identity, digest: entry.digest });
-    }
+  const { digests, copies: copied } = (parsed ?? {}) as Record<string, unknown>;
+  for (const [file, entry] of entriesOf(digests)) {
+    if (isKnownDigest(entry) && !known.has(file)) known.set(file, entry);
+  }
+  for (const [file, entry] of entriesOf(copied)) {
+    if (isKnownCopy(entry) && !copies.has(file)) copies.set(file, entry);
   }
 }
 
 /**
- * Writes the known digests to the record (atomically, 0600) when some are
+ * Writes what is known to the record (atomically, 0600) when something is
  * new since the last write. Throws HOST_ROOT_IO; callers treat the record as
  * an optimisation and go on without it.
  */
 export async function saveFileDigests(record: string): Promise<void> {
   if (!unsaved) return;
   unsaved = false;
+  const content = { digests: Object.fromEntries(known), copies: Object.fromEntries(copies) };
   try {
-    await writeFileAtomic(record, `${JSON.stringify(Object.fromEntries(known))}\n`, {
-      mode: 0o600,
-    });
+    await writeFileAtomic(record, `${JSON.stringify(content)}\n`, { mode: 0o600 });
   } catch (error) {
     unsaved = true;
     throw error;

@@ -5,7 +5,8 @@ import { installFile, makeIoError } from '@aks-flex-node/fs';
 import { resolveHostRoot, type HostRootPaths } from '@aks-flex-node/hostroot';
 import { nspawnLifecycleFile } from '@aks-flex-node/layout';
 import { isNotFound, type Logger } from '@aks-flex-node/log';
-import { fileDigest, rememberCopy } from './file-digests.js';
+import { fileIdentity, isRecordedCopy, rememberCopy } from './file-digests.js';
+import { sameBytes } from './same-bytes.js';
 
 /** The helper's path under a resolved root. */
 export function nspawnLifecycleHelperUnder(resolvedRoot: string): string {
@@ -42,8 +43,12 @@ export async function installNspawnLifecycleHelperUnder(
 ): Promise<string> {
   const helper = nspawnLifecycleHelperUnder(resolvedRoot);
   if (await sameContent(helper, executable)) return helper;
+  const executableBefore = await fileIdentity(executable);
   await installFile(executable, helper, { mode: 0o755 });
-  await rememberCopy(helper, executable);
+  await rememberCopy(
+    { path: helper, before: await fileIdentity(helper) },
+    { path: executable, before: executableBefore },
+  );
   log.info({ path: helper, from: executable }, 'installed the nspawn lifecycle helper');
   return helper;
 }
@@ -57,15 +62,28 @@ async function statOf(file: string): Promise<Stats | undefined> {
   }
 }
 
-/** Whether `helper` is already a regular 0755 file with the executable's bytes. */
+/**
+ * Whether `helper` is already a regular 0755 file with the executable's
+ * bytes. Known without reading either when this or an earlier daemon of this
+ * boot copied or compared them and neither changed since (a restart);
+ * otherwise compared byte for byte, which stops at the first difference (an
+ * upgrade's new executable).
+ */
 async function sameContent(helper: string, executable: string): Promise<boolean> {
   const installed = await statOf(helper);
   if (installed === undefined || !installed.isFile() || (installed.mode & 0o777) !== 0o755) {
     return false;
   }
   const running = await statOf(executable);
-  // A missing executable fails in installFile, with the path named. Files of
-  // different sizes differ: an upgrade's new executable is not read twice.
+  // A missing executable fails in installFile, with the path named.
   if (running === undefined || running.size !== installed.size) return false;
-  return (await fileDigest(helper)) === (await fileDigest(executable));
+  if (await isRecordedCopy(helper, executable)) return true;
+  const helperBefore = await fileIdentity(helper);
+  const executableBefore = await fileIdentity(executable);
+  if (!(await sameBytes(helper, executable, installed.size))) return false;
+  // Equal only if neither changed while they were compared.
+  return rememberCopy(
+    { path: helper, before: helperBefore },
+    { path: executable, before: executableBefore },
+  );
 }
