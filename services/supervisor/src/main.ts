@@ -1,3 +1,4 @@
+import path from 'node:path';
 import {
   agentBinaryPathsUnder,
   convergeHostInstall,
@@ -9,6 +10,7 @@ import type { VersionInfo } from '@aks-flex-node/api';
 import { readAgentConfig } from '@aks-flex-node/config';
 import {
   hostRootState,
+  loadRecordedDigests,
   recordDigest,
   resolveHostRoot,
   type MoveHost,
@@ -17,7 +19,13 @@ import { isActivationLockHeld } from '@aks-flex-node/lock';
 import { createSystemdResetEffects, isSystemdBooted } from '@aks-flex-node/reset';
 import { hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { createLogger, type Logger } from '@aks-flex-node/log';
-import { installNspawnLifecycleHelper, rewriteNspawnHooks } from '@aks-flex-node/nspawn';
+import {
+  fileDigest,
+  installNspawnLifecycleHelper,
+  restoreFileDigests,
+  rewriteNspawnHooks,
+  saveFileDigests,
+} from '@aks-flex-node/nspawn';
 import { createHost } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
 import { applyDaemonV8Flags } from './daemon-v8-flags.js';
@@ -147,6 +155,11 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       // planned restart can be spaced where reset-failed is refused.
       if (managedBySystemd) await recordAgentStart(paths.agentStarts, monotonicMs());
       const executable = await host.runningExecutable();
+      // The digests an earlier daemon of this boot took: a restart finds the
+      // helper and the executable unchanged by their identity, without reading
+      // them (260-390 MB, most of a start's time before this record).
+      const digestRecord = fileDigestRecord(paths);
+      await restoreFileDigests(digestRecord);
       await convergeHostInstall({
         paths,
         log,
@@ -168,9 +181,15 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       await refreshNspawnLifecycleHelper(paths, log, executable);
       // Every daemon that runs on a linked host records itself: the move
       // waits until current and last-good are both binaries that know the root.
-      if ((await hostRootState(paths)) === 'linked') {
+      // A digest recorded already is not written again, and a restart knows
+      // the executable's digest by its identity, so nothing is read.
+      if (
+        (await hostRootState(paths)) === 'linked' &&
+        !(await loadRecordedDigests(paths.digestRecord)).has(await fileDigest(executable))
+      ) {
         await recordDigest(paths.digestRecord, executable);
       }
+      await saveFileDigestsForNextStart(digestRecord, log);
     },
     startSequence: (stopped) =>
       runStartSequence(
@@ -253,6 +272,23 @@ async function refreshNspawnLifecycleHelper(
     log.error(
       { err: error },
       'could not install the nspawn lifecycle helper; the machines keep the helper they have',
+    );
+  }
+}
+
+/** Digests of the helper and the executables by file identity; under /run, so a reboot clears it. */
+function fileDigestRecord(paths: HostPaths): string {
+  return path.join(paths.runDir, 'file-digests.json');
+}
+
+/** Writes the digests this start took for the next one; only an optimisation, so a failure is a warning. */
+async function saveFileDigestsForNextStart(record: string, log: Logger): Promise<void> {
+  try {
+    await saveFileDigests(record);
+  } catch (error) {
+    log.warn(
+      { err: error, path: record },
+      'could not record the file digests; the next start hashes the executable again',
     );
   }
 }

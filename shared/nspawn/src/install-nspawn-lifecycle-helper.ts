@@ -1,10 +1,12 @@
 import { lstat } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
-import { fileSha256, installFile, makeIoError } from '@aks-flex-node/fs';
+import { installFile, makeIoError } from '@aks-flex-node/fs';
 import { resolveHostRoot, type HostRootPaths } from '@aks-flex-node/hostroot';
 import { nspawnLifecycleFile } from '@aks-flex-node/layout';
 import { isNotFound, type Logger } from '@aks-flex-node/log';
+import { fileIdentity, isRecordedCopy, rememberCopy } from './file-digests.js';
+import { sameBytes } from './same-bytes.js';
 
 /** The helper's path under a resolved root. */
 export function nspawnLifecycleHelperUnder(resolvedRoot: string): string {
@@ -41,53 +43,14 @@ export async function installNspawnLifecycleHelperUnder(
 ): Promise<string> {
   const helper = nspawnLifecycleHelperUnder(resolvedRoot);
   if (await sameContent(helper, executable)) return helper;
+  const executableBefore = await fileIdentity(executable);
   await installFile(executable, helper, { mode: 0o755 });
+  await rememberCopy(
+    { path: helper, before: await fileIdentity(helper) },
+    { path: executable, before: executableBefore },
+  );
   log.info({ path: helper, from: executable }, 'installed the nspawn lifecycle helper');
   return helper;
-}
-
-/** What identifies a file's content without reading it: if none of these changed, neither did the bytes. */
-interface FileIdentity {
-  dev: number;
-  ino: number;
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-}
-
-// Digests this process computed, by path and identity. Pre-start asks at
-// every machine start, and hashing a 130 MB helper and executable each time
-// would cost the machine's start more than half a second.
-const digests = new Map<string, { identity: FileIdentity; digest: string }>();
-
-function identityOf(info: Stats): FileIdentity {
-  return {
-    dev: info.dev,
-    ino: info.ino,
-    size: info.size,
-    mtimeMs: info.mtimeMs,
-    ctimeMs: info.ctimeMs,
-  };
-}
-
-function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
-  return (
-    a.dev === b.dev &&
-    a.ino === b.ino &&
-    a.size === b.size &&
-    a.mtimeMs === b.mtimeMs &&
-    a.ctimeMs === b.ctimeMs
-  );
-}
-
-/** The file's SHA-256, from the cache while its identity is unchanged. */
-async function digestOf(file: string, info: Stats): Promise<string> {
-  const identity = identityOf(info);
-  const cached = digests.get(file);
-  if (cached !== undefined && sameIdentity(cached.identity, identity)) return cached.digest;
-  const digest = await fileSha256(file);
-  digests.set(file, { identity, digest });
-  return digest;
 }
 
 async function statOf(file: string): Promise<Stats | undefined> {
@@ -99,7 +62,13 @@ async function statOf(file: string): Promise<Stats | undefined> {
   }
 }
 
-/** Whether `helper` is already a regular 0755 file with the executable's bytes. */
+/**
+ * Whether `helper` is already a regular 0755 file with the executable's
+ * bytes. Known without reading either when this or an earlier daemon of this
+ * boot copied or compared them and neither changed since (a restart);
+ * otherwise compared byte for byte, which stops at the first difference (an
+ * upgrade's new executable).
+ */
 async function sameContent(helper: string, executable: string): Promise<boolean> {
   const installed = await statOf(helper);
   if (installed === undefined || !installed.isFile() || (installed.mode & 0o777) !== 0o755) {
@@ -107,6 +76,14 @@ async function sameContent(helper: string, executable: string): Promise<boolean>
   }
   const running = await statOf(executable);
   // A missing executable fails in installFile, with the path named.
-  if (running === undefined) return false;
-  return (await digestOf(helper, installed)) === (await digestOf(executable, running));
+  if (running === undefined || running.size !== installed.size) return false;
+  if (await isRecordedCopy(helper, executable)) return true;
+  const helperBefore = await fileIdentity(helper);
+  const executableBefore = await fileIdentity(executable);
+  if (!(await sameBytes(helper, executable, installed.size))) return false;
+  // Equal only if neither changed while they were compared.
+  return rememberCopy(
+    { path: helper, before: helperBefore },
+    { path: executable, before: executableBefore },
+  );
 }
