@@ -38,15 +38,9 @@ die() {
   exit 1
 }
 
-# Runs inside the private namespaces: a throwaway host for the daemon.
-private_host() { # scratch
-  mount --make-rprivate /
-  mkdir -p "$1/etc-upper" "$1/etc-work"
-  mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/etc-upper,workdir=$1/etc-work" /etc
-  local dir
-  for dir in /opt /usr/local /run /var/lib; do mount -t tmpfs -o mode=0755 tmpfs "$dir"; done
-  mkdir -p /usr/local/bin
-}
+# The throwaway host for the daemon (sandbox_private_host), shared with bench/api.sh.
+# shellcheck source=bench/lib/daemon-sandbox.sh
+source "$workspace/bench/lib/daemon-sandbox.sh"
 
 wait_for_socket() {
   local _
@@ -163,7 +157,7 @@ measure() { # scratch
 inside() {
   local scratch daemon
   scratch=$(mktemp -d /var/tmp/aks-flex-node-bench-nspawn.XXXXXX)
-  private_host "$scratch"
+  sandbox_private_host "$scratch"
   echo '{}' >/etc/bench-config.json
   "$binary" agent --config /etc/bench-config.json >"$scratch/daemon.log" 2>&1 &
   daemon=$!
