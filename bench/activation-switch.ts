@@ -51,16 +51,21 @@ async function layOut(): Promise<void> {
   await symlink(paths.current, paths.binary);
 }
 
-/** One AgentUpgrade's switch under the lock; returns ms without fetch and verify. */
-async function activationOnce(i: number): Promise<number> {
-  let excluded = 0;
-  const t0 = performance.now();
-  const lock = await acquireActivationLock({
+/** The activation lock, as the daemon takes it, in the scratch run directory. */
+function takeLock(): ReturnType<typeof acquireActivationLock> {
+  return acquireActivationLock({
     lockPath: path.join(run, 'activation.lock'),
     goLockPath: path.join(run, 'agent-upgrade.lock'),
     log,
     purpose: 'the activation bench',
   });
+}
+
+/** One AgentUpgrade's switch under the lock; returns ms without fetch and verify. */
+async function activationOnce(i: number): Promise<number> {
+  let excluded = 0;
+  const t0 = performance.now();
+  const lock = await takeLock();
   let switched = 0;
   try {
     await stageAndSwitch({
@@ -90,12 +95,7 @@ async function activationOnce(i: number): Promise<number> {
 /** The lock alone, taken and released: part of the switch's time. */
 async function lockOnce(): Promise<number> {
   const t0 = performance.now();
-  const lock = await acquireActivationLock({
-    lockPath: path.join(run, 'activation.lock'),
-    goLockPath: path.join(run, 'agent-upgrade.lock'),
-    log,
-    purpose: 'the activation bench',
-  });
+  const lock = await takeLock();
   await lock.release();
   return performance.now() - t0;
 }
