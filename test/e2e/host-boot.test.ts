@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Host } from './harness/index.js';
 import { layOutFixture, runOrThrow, waitForUnitState, withHost } from './harness/index.js';
+import { cgroupHierarchies, machineCgroupParent } from './harness/machine-cgroup.js';
 import { sleeperUnit, sleeperUnitFile } from './self-test-fixtures.js';
 
 describe('harness: a booted host runs real systemd', () => {
@@ -17,6 +21,53 @@ describe('harness: a booted host runs real systemd', () => {
       });
     },
   );
+
+  // Two hosts at once is the normal case (two test files run side by side),
+  // and the product's units have the same names on every host. Each host's
+  // systemd must see only its own processes in a unit's cgroup: when two
+  // hosts shared one cgroup tree, one host read the other's pids as 0
+  // ("Failed to kill control group … Input/output error") and its units
+  // failed with 219/CGROUP or hung in start-pre.
+  it('two hosts running a unit of the same name each see only their own process in its cgroup', async () => {
+    const names: string[] = [];
+    await withHost({ name: 'cgroup-a' }, async (first) => {
+      await withHost({ name: 'cgroup-b' }, async (second) => {
+        names.push(first.name, second.name);
+        for (const host of [first, second]) {
+          await runOrThrow(host, ['systemd-run', '--unit=e2e-same-name', '/bin/sleep', 'infinity']);
+        }
+        for (const host of [first, second]) {
+          const mainPid = await runOrThrow(host, [
+            'systemctl',
+            'show',
+            '-P',
+            'MainPID',
+            'e2e-same-name',
+          ]);
+          const seen = await readUnitCgroupProcs(host, 'e2e-same-name.service');
+          expect(seen.length, `no cgroup.procs found for the unit on ${host.name}`).toBeGreaterThan(
+            0,
+          );
+          for (const { file, pids } of seen) {
+            expect(pids, `${file} on ${host.name}`).toEqual([mainPid.stdout.trim()]);
+          }
+        }
+        // Stopping it on one host must neither fail there nor touch the other's.
+        await runOrThrow(first, ['systemctl', 'stop', 'e2e-same-name']);
+        const other = await second.run(['systemctl', 'is-active', 'e2e-same-name']);
+        expect(other.stdout.trim()).toBe('active');
+        const journal = await runOrThrow(first, ['journalctl', '--no-pager', '-o', 'cat']);
+        expect(journal.stdout).not.toMatch(/Failed to kill control group/);
+      });
+    });
+    // Teardown removes each machine's cgroup with the machine.
+    const left = cgroupHierarchies().flatMap((root) =>
+      readdirSync(path.join(root, machineCgroupParent)).filter((entry) =>
+        names.includes(entry.toLowerCase()),
+      ),
+    );
+    expect(left).toEqual([]);
+  });
 
   it('a host has no Node.js and no network but loopback', async () => {
     await withHost({ name: 'isolation' }, async (host) => {
@@ -37,3 +88,24 @@ describe('harness: a booted host runs real systemd', () => {
     });
   });
 });
+
+/**
+ * The pids in a unit's cgroup as the host's own systemd sees them, in every
+ * hierarchy it keeps one in: on a hybrid layout that is both name=systemd
+ * and the unified tree, and systemd reads both when it stops a unit.
+ */
+async function readUnitCgroupProcs(
+  host: Host,
+  unit: string,
+): Promise<{ readonly file: string; readonly pids: string[] }[]> {
+  const cgroup = (
+    await runOrThrow(host, ['systemctl', 'show', '-P', 'ControlGroup', unit])
+  ).stdout.trim();
+  const seen = [];
+  for (const root of ['/sys/fs/cgroup/systemd', '/sys/fs/cgroup/unified', '/sys/fs/cgroup']) {
+    const file = `${root}${cgroup}/cgroup.procs`;
+    const read = await host.run(['cat', file]);
+    if (read.exitCode === 0) seen.push({ file, pids: read.stdout.trim().split('\n') });
+  }
+  return seen;
+}

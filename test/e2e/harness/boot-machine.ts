@@ -3,6 +3,7 @@ import { closeSync, openSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runInMachine } from './enter-machine.js';
 import type { MachineDisk } from './machine-disk.js';
+import { createMachineCgroup, joinCgroupsThenExec } from './machine-cgroup.js';
 import { readMachineRecord, writeMachineRecord } from './machine-record.js';
 import type { ProcessIdentity } from './process-identity.js';
 import { identifyProcess } from './process-identity.js';
@@ -29,7 +30,8 @@ export interface BootMachineOptions {
 /**
  * Boots the disk with systemd-nspawn and waits until systemd reports the
  * boot finished. `--register=no --keep-unit` because this host has no
- * systemd of its own to register with or to ask for a scope;
+ * systemd of its own to register with or to ask for a scope, which is
+ * why it starts inside a cgroup the harness made for it (machine-cgroup.ts);
  * `--private-network` so a machine can send nothing out.
  */
 export async function bootMachine(
@@ -38,9 +40,16 @@ export async function bootMachine(
 ): Promise<RunningMachine> {
   const deadline = Date.now() + options.timeoutMs;
   const log = openSync(disk.consoleLog, 'a');
+  const cgroupProcs = createMachineCgroup(disk.dir);
   const child = spawn(
-    'systemd-nspawn',
+    'sh',
     [
+      '-c',
+      joinCgroupsThenExec,
+      'join-machine-cgroup',
+      ...cgroupProcs,
+      '--',
+      'systemd-nspawn',
       '--quiet',
       '--register=no',
       '--keep-unit',
@@ -71,7 +80,7 @@ export async function bootMachine(
   });
   if (child.pid === undefined) {
     throw new Error(
-      `start systemd-nspawn for ${disk.name}: it could not be run; install systemd-container`,
+      `start systemd-nspawn for ${disk.name}: /bin/sh, which starts it inside the machine's cgroup, could not be run`,
     );
   }
   const nspawn = identifyProcess(child.pid);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tears down one e2e machine from its directory alone: kills the container
-# if it still runs, unmounts the overlay and removes the directory. It is a
+# if it still runs, removes its cgroup, unmounts the overlay and removes the
+# directory. It is a
 # separate process, not code in the test worker, because the worker is
 # exactly what may die first: vitest's watchdog SIGKILLs workers as soon as
 # the main process exits on Ctrl-C, and a SIGKILL runs no handler.
@@ -89,6 +90,28 @@ kill_containers() {
   done
 }
 
+# Removes the cgroup the harness made for this machine (machine-cgroup.ts),
+# named after the machine's directory, in every hierarchy. A cgroup directory holds only kernel files and goes
+# with rmdir, deepest first, once no process is left in it; the container's
+# last processes may still be exiting just after the kill, hence the retries.
+# A cgroup that stays busy is reported and left: it holds no files, and the
+# teardown must still unmount and remove the machine.
+remove_cgroups() {
+  local name="$1" root dir tenths
+  for root in /sys/fs/cgroup/systemd /sys/fs/cgroup/unified /sys/fs/cgroup; do
+    dir="${root}/aks-flex-node-e2e/${name}"
+    [[ -d ${dir} ]] || continue
+    tenths=50
+    until find "${dir}" -depth -type d -exec rmdir {} + 2>/dev/null && [[ ! -d ${dir} ]]; do
+      if ((tenths-- <= 0)); then
+        log "warning: cgroup ${dir} still holds processes; left in place"
+        break
+      fi
+      sleep 0.1
+    done
+  done
+}
+
 destroy_now() {
   local dir="$1"
   # One teardown at a time: the owner's handler, its guard and a sweep may
@@ -97,6 +120,7 @@ destroy_now() {
   flock 9
   [[ -d ${dir} ]] || return 0
   kill_containers "${dir}"
+  remove_cgroups "${dir##*/}"
   if mountpoint -q "${dir}/merged"; then
     # Removing files through a mounted overlay would only write whiteouts
     # into its upper dir; keep everything for a later sweep instead.
