@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Recovery shim for aks-flex-node-agent.service, run by its OnFailure= unit.
+# Recovery shim for aks-flex-node-agent.service, run by the OnFailure= unit
+# of the agent and of its upgrade guard.
 # It never edits the layout itself: the last-good binary's own
 # recover-agent-upgrade does that under the activation lock. The literals
 # below are rewritten to the host root's paths when the script is installed.
@@ -10,7 +11,21 @@ readonly signal_file=/etc/aks-flex-node/agent-upgrade-signal.json
 readonly agent_unit=aks-flex-node-agent.service
 readonly agent_socket=/run/aks-flex-node/agent.sock
 readonly script_name=aks-flex-node-recovery
-readonly recovery_message="upgraded daemon failed repeatedly; restored last-good binary"
+readonly guard_unit=aks-flex-node-upgrade-guard.service
+
+# What the upgrade record will say. The guard and the agent both start this
+# unit on failure, so systemd names neither (no MONITOR_UNIT); their states
+# tell. A failed guard beside an agent that has not failed means the guard
+# could not judge the upgraded daemon, which is then rolled back unjudged.
+describe_failure() {
+  local guard_result
+  if systemctl is-failed --quiet "$guard_unit" && ! systemctl is-failed --quiet "$agent_unit"; then
+    guard_result=$(systemctl show --property=Result --value "$guard_unit" || true)
+    echo "the upgrade guard failed (${guard_result:-unknown result}) before it judged the upgraded daemon; restored last-good binary"
+  else
+    echo "upgraded daemon failed repeatedly; restored last-good binary"
+  fi
+}
 
 # Asks a running daemon to recover, with a short timeout. Only a daemon that
 # is active is asked: connecting to the socket of a failed one would make
@@ -23,7 +38,7 @@ ask_daemon() {
 }
 
 main() {
-  local last_good status=0
+  local last_good recovery_message status=0
   last_good=$(readlink -f "$last_good_link" || true)
   # An ordinary daemon failure, with no upgrade pending, must not change the
   # selected binary: only a pending or failed upgrade leaves the signal file.
@@ -34,6 +49,7 @@ main() {
     echo "$script_name: no executable last-known-good AKS Flex Node agent binary at $last_good_link" >&2
     exit 1
   fi
+  recovery_message=$(describe_failure)
   # A daemon that answers recovers and restarts itself, under its own lock.
   if ask_daemon; then
     exit 0

@@ -10,11 +10,14 @@ import {
   createReleaseDir,
   formatCommandResult,
   installProduct,
+  layOutFixture,
   packBadCandidate,
   productPaths,
   productUnits,
+  readJournal,
   readProductStatus,
   runAgentUpgrade,
+  runOrThrow,
   waitForServingDaemon,
   waitForUnitState,
   withHost,
@@ -78,4 +81,54 @@ describeWithProduct('product: AgentUpgrade to a candidate that cannot serve', ()
       });
     },
   );
+
+  // The guard is the only thing that ends a candidate that hangs: the agent
+  // unit (Type=exec) never fails, so its OnFailure= never fires. A guard
+  // that systemd cannot even start (here: a user that does not exist, 217;
+  // in CI once: 219/CGROUP) must not leave the hung candidate in place.
+  it('U3 hangs, and the guard cannot start: the recovery unit rolls the upgrade back', async () => {
+    const release = await packBadCandidate(releaseDir!, 'hangs');
+    await withHost({ name: 'rollback-noguard' }, async (host) => {
+      await installProduct(host);
+      await waitForUnitState(host, productUnits.agent, 'active');
+      await layOutFixture(host, {
+        [`/etc/systemd/system/${productUnits.upgradeGuard}.d/e2e-cannot-start.conf`]: {
+          kind: 'file',
+          content: '[Service]\nUser=aks-e2e-no-such-user\n',
+        },
+      });
+      await runOrThrow(host, ['systemctl', 'daemon-reload']);
+      const before = statusResponseSchema.parse(await readProductStatus(host));
+      const url = await copyReleaseIn(host, release);
+
+      const [upgrade, lastGood] = await Promise.all([
+        runAgentUpgrade(host, url, release.sha256),
+        waitForServingDaemon(host, {
+          executable: productPaths.blueSlot,
+          otherThanPid: before.daemon.pid,
+        }),
+      ]);
+
+      const seconds = secondsSince(upgrade.operation.switchedAt, lastGood.answeredAtMs);
+      console.log(
+        `U3 hangs, guard cannot start: last-good serving ${seconds.toFixed(1)} s after the switch`,
+      );
+      expect(
+        upgrade.result.exitCode,
+        formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result),
+      ).toBe(exitCodes.upgradeFailed.code);
+      const record = await expectUpgradeSettled(
+        host,
+        upgrade.operation.id,
+        'rolled-back',
+        rolledBack,
+      );
+      const recoveryJournal = await readJournal(host, productUnits.recovery);
+      expect(record.message, `journal of the recovery unit:\n${recoveryJournal}`).toMatch(
+        /upgrade guard failed/,
+      );
+      await expectServingFrom(host, productPaths.blueSlot, before.version.version);
+      await waitForUnitState(host, productUnits.upgradeGuard, 'failed');
+    });
+  });
 });

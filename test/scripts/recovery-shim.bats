@@ -6,13 +6,19 @@ bats_require_minimum_version 1.5.0
 load test_helper
 
 # A fake systemctl that logs its arguments; the agent unit is failed (is-active
-# exits 3), as it is when OnFailure= runs the shim. RESET_STATUS sets the
-# reset-failed step's status.
+# exits 3, is-failed 0), as it is when OnFailure= runs the shim, and the
+# upgrade guard is not. RESET_STATUS sets the reset-failed step's status;
+# GUARD_FAILED_STATUS and GUARD_RESULT make the guard the unit that failed.
 fake_systemctl() {
   cat >"$FAKE_BIN/systemctl" <<FAKE
 #!/usr/bin/env bash
 echo "systemctl \$*" >>"$BATS_TEST_TMPDIR/calls"
 [[ "\$1" == is-active ]] && exit \${AGENT_ACTIVE_STATUS:-3}
+if [[ "\$1" == is-failed ]]; then
+  [[ "\$3" == aks-flex-node-upgrade-guard.service ]] && exit \${GUARD_FAILED_STATUS:-1}
+  exit \${AGENT_FAILED_STATUS:-0}
+fi
+[[ "\$1" == show ]] && { echo "\${GUARD_RESULT:-}"; exit 0; }
 [[ "\$1" == reset-failed ]] && exit \${RESET_STATUS:-0}
 exit 0
 FAKE
@@ -67,7 +73,7 @@ BIN
   echo '{}' >"$signal"
   last_good_binary 0
   run -0 "$shim"
-  run grep -v is-active "$BATS_TEST_TMPDIR/calls"
+  run grep -vE "is-active|is-failed" "$BATS_TEST_TMPDIR/calls"
   [ "${lines[0]}" = 'last-good recover-agent-upgrade --message upgraded daemon failed repeatedly; restored last-good binary' ]
   [ "${lines[1]}" = 'systemctl reset-failed aks-flex-node-agent.service' ]
   [ "${lines[2]}" = 'systemctl --no-block restart aks-flex-node-agent.service' ]
@@ -77,7 +83,7 @@ BIN
   echo '{}' >"$signal"
   last_good_binary 7
   RESET_STATUS=3 run -3 "$shim"
-  run -0 grep -vc is-active "$BATS_TEST_TMPDIR/calls"
+  run -0 grep -vcE "is-active|is-failed" "$BATS_TEST_TMPDIR/calls"
   [ "$output" -eq 3 ]
 }
 
@@ -98,4 +104,20 @@ BIN
   AGENT_ACTIVE_STATUS=0 run -0 "$shim"
   run -0 cat "$BATS_TEST_TMPDIR/calls"
   [[ "$output" == *"last-good recover-agent-upgrade"* ]]
+}
+
+@test "recovery shim: the guard failed while the agent runs: the record says the guard failed and how" {
+  echo '{}' >"$signal"
+  last_good_binary 0
+  AGENT_ACTIVE_STATUS=0 AGENT_FAILED_STATUS=1 GUARD_FAILED_STATUS=0 GUARD_RESULT=exit-code run -0 "$shim"
+  run -0 grep 'recover-agent-upgrade' "$BATS_TEST_TMPDIR/calls"
+  [ "$output" = 'last-good recover-agent-upgrade --message the upgrade guard failed (exit-code) before it judged the upgraded daemon; restored last-good binary' ]
+}
+
+@test "recovery shim: agent and guard both failed: the record keeps the agent's message" {
+  echo '{}' >"$signal"
+  last_good_binary 0
+  GUARD_FAILED_STATUS=0 GUARD_RESULT=exit-code run -0 "$shim"
+  run -0 grep 'recover-agent-upgrade' "$BATS_TEST_TMPDIR/calls"
+  [ "$output" = 'last-good recover-agent-upgrade --message upgraded daemon failed repeatedly; restored last-good binary' ]
 }

@@ -50,6 +50,20 @@ describe('service assets', () => {
     expect(production.map((asset) => asset.content).join('')).not.toContain('{{');
   });
 
+  it('the upgrade guard hands a failure it cannot get past to the recovery unit, and an older last-good that lacks the command is no failure', () => {
+    const guard =
+      production.find(
+        (asset) => path.basename(asset.path) === 'aks-flex-node-upgrade-guard.service',
+      )?.content ?? '';
+    expect(guard).toContain('OnFailure=aks-flex-node-agent-recovery.service');
+    expect(guard).toMatch(/^Restart=on-failure$/m);
+    expect(guard).toMatch(/^SuccessExitStatus=2$/m);
+    // A "-" prefix would make every failure, a start that never ran included, count as success.
+    expect(guard).toMatch(
+      /^ExecStart=\/opt\/unbounded\/agent\/lib\/aks-flex-node\/aks-flex-node-last-good guard-agent-upgrade$/m,
+    );
+  });
+
   it('agentbinary#75 the rendered script under the host root names no /usr/local path', () => {
     const script = production[0]?.content ?? '';
     expect(script).toContain('/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-last-good');
