@@ -5,6 +5,11 @@ export default defineConfig({
   test: {
     include: ['test/namespace/**/*.test.ts'],
     pool: 'forks',
+    // Two files at a time, one per core: each file's hosts live in private
+    // mount and network namespaces of their own, so files share nothing but
+    // the CPU, and the suite is most of CI's run.
+    maxWorkers: 2,
+    fileParallelism: true,
     testTimeout: 120_000,
     hookTimeout: 120_000,
   },

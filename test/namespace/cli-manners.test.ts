@@ -117,11 +117,11 @@ describe.skipIf(unavailable !== undefined)('the command line', () => {
       "$BINARY" agent --config /etc/cfg.json >/tmp/daemon.log 2>&1 & daemon=$!
       for _ in $(seq 1 100); do "$BINARY" status >/dev/null 2>&1 && break; sleep 0.1; done
       kill -TERM "$daemon"; wait "$daemon" || true
-      cp "$BINARY" /var/tmp/aks-flex-node; chmod 755 /var/tmp/aks-flex-node
-      /var/tmp/aks-flex-node agent-upgrade --preflight`);
+      cp "$BINARY" /srv/aks-flex-node; chmod 755 /srv/aks-flex-node
+      /srv/aks-flex-node agent-upgrade --preflight`);
     expect(run.status, run.stderr).toBe(0);
     const lines = run.stdout.split('\n');
-    expect(lines[0]).toBe('Candidate: /var/tmp/aks-flex-node');
+    expect(lines[0]).toBe('Candidate: /srv/aks-flex-node');
     expect(lines).toContain('Preflight: no changes applied');
   });
 });

@@ -48,8 +48,12 @@ case "$WORKSPACE/" in /mnt/*) hold=/media ;; esac
 mount -t tmpfs -o mode=0700 tmpfs "$hold"
 mkdir "$hold/workspace"
 mount --bind "$WORKSPACE" "$hold/workspace"
-# /tmp last: the overlay above lives in the real /tmp and stays mounted.
-for dir in /opt /usr/local /run /srv /var/lib /tmp; do mount -t tmpfs -o mode=0755 tmpfs "$dir"; done
+# /var/log too: the Go config names /var/log/aks-flex-node, and two files run
+# at once, so a directory one leaves there would show up in the other's
+# "nothing left" check (and on this machine). /var/tmp stays shared: a test
+# hands files it built on this machine in through it. /tmp last: the overlay
+# above lives in the real /tmp and stays mounted.
+for dir in /opt /usr/local /run /srv /var/lib /var/log /tmp; do mount -t tmpfs -o mode=0755 tmpfs "$dir"; done
 chmod 1777 /tmp
 if [ ! -d "$WORKSPACE" ] || [ -z "$(ls -A "$WORKSPACE")" ]; then
   mkdir -p "$WORKSPACE"
@@ -84,9 +88,10 @@ wait_for_gate() { # until the daemon takes changes (its startup gate is open)
 `;
 
 /**
- * Runs a bash script as root in private mount and network namespaces over a throwaway
- * host: /opt, /usr/local, /run, /srv, /var/lib and /tmp are empty tmpfs mounts and /etc is an
- * overlay, all gone when the namespace's last process exits. `$BINARY` names
+ * Runs a bash script as root in private mount and network namespaces over a
+ * throwaway host: /opt, /usr/local, /run, /srv, /var/lib, /var/log and /tmp
+ * are empty tmpfs mounts and /etc is an overlay, all gone when the
+ * namespace's last process exits. `$BINARY` names
  * the executable under test.
  */
 export function runOnPrivateHost(
