@@ -3,10 +3,10 @@ import {
   recoverAgentUpgrade,
   resolveIfPresent,
 } from '@aks-flex-node/agentbinary';
-import type { UpgradeSignal } from '@aks-flex-node/api';
+import { exitCodeFor, exitCodes, type UpgradeSignal } from '@aks-flex-node/api';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
 import { pollUntil } from '@aks-flex-node/lock';
-import { AgentError, createLogger, type Logger } from '@aks-flex-node/log';
+import { AgentError, createLogger, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import { createHost, type Host } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { withLockWhenFree } from '../lock-when-free.js';
@@ -37,9 +37,39 @@ export async function runGuardAgentUpgrade(args: string[]): Promise<number> {
     );
   }
   const log = createLogger({ bindings: { role: 'upgrade-guard' } });
+  try {
+    await guardPendingUpgrade(deadlineSeconds, log);
+    return exitCodes.ok.code;
+  } catch (error) {
+    throw asGuardFailure(error);
+  }
+}
+
+/**
+ * A guard that fails exits with the upgrade-failed status (6), never 1 or 2:
+ * its unit counts those as success, because they are what a last-good
+ * without this command exits with (a Go release says "unknown command" with
+ * 1, an older release of ours with the usage status 2). A failed guard must
+ * fail its unit, so that the unit's OnFailure= runs the recovery unit.
+ */
+function asGuardFailure(error: unknown): AgentError {
+  if (isAgentError(error) && exitCodeFor(error.code) === exitCodes.upgradeFailed.code) return error;
+  return new AgentError(
+    'UPGRADE_FAILED',
+    `the upgrade guard could not finish: ${messageOf(error)}`,
+    {
+      ...(isAgentError(error) && error.path !== undefined ? { path: error.path } : {}),
+      cause: error,
+      hint: 'systemd starts the guard again, and the recovery unit restores last-good if it keeps failing; see `journalctl -u aks-flex-node-upgrade-guard`',
+    },
+  );
+}
+
+/** Watches a switched, unjudged upgrade, if there is one, and rolls it back when it fails. */
+async function guardPendingUpgrade(deadlineSeconds: number, log: Logger): Promise<void> {
   const host = createHost({ log, timeoutMs: 10_000 });
   const signal = await readUpgradeSignal(hostPaths.signalFile);
-  if (signal === undefined || !(await isCandidateRunning(signal, host))) return 0;
+  if (signal === undefined || !(await isCandidateRunning(signal, host))) return;
   log.info(
     { operation: signal.operationName, candidate: signal.candidatePath },
     'watching the upgraded daemon',
@@ -50,10 +80,9 @@ export async function runGuardAgentUpgrade(args: string[]): Promise<number> {
       { operation: signal.operationName },
       'the upgraded daemon was judged; the guard is done',
     );
-    return 0;
+    return;
   }
   await rollBack(reason, host, log);
-  return 0;
 }
 
 /**

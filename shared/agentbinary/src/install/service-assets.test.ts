@@ -50,14 +50,16 @@ describe('service assets', () => {
     expect(production.map((asset) => asset.content).join('')).not.toContain('{{');
   });
 
-  it('the upgrade guard hands a failure it cannot get past to the recovery unit, and an older last-good that lacks the command is no failure', () => {
+  it('the upgrade guard hands a failure it cannot get past to the recovery unit, and a last-good that lacks the command (Go: 1, older: 2) is no failure', () => {
     const guard =
       production.find(
         (asset) => path.basename(asset.path) === 'aks-flex-node-upgrade-guard.service',
       )?.content ?? '';
     expect(guard).toContain('OnFailure=aks-flex-node-agent-recovery.service');
-    expect(guard).toMatch(/^Restart=on-failure$/m);
-    expect(guard).toMatch(/^SuccessExitStatus=2$/m);
+    // Starts with every agent start and upgrade: a start limit would fail it, and roll a healthy candidate back.
+    expect(guard).toMatch(/^StartLimitIntervalSec=0$/m);
+    expect(guard).not.toMatch(/^Restart=/m);
+    expect(guard).toMatch(/^SuccessExitStatus=1 2$/m);
     // A "-" prefix would make every failure, a start that never ran included, count as success.
     expect(guard).toMatch(
       /^ExecStart=\/opt\/unbounded\/agent\/lib\/aks-flex-node\/aks-flex-node-last-good guard-agent-upgrade$/m,

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { exitCodes } from '@aks-flex-node/api';
+import { facts, namespaceUnavailable, runOnPrivateHost } from './private-host.js';
+
+// `guard-agent-upgrade` as its unit runs it. The unit counts exit 1 and 2 as
+// success, since a last-good without the command (a Go release, an older
+// release of ours) exits with them; so a guard that fails must exit with
+// something else, or its unit never fails and the recovery unit never acts.
+const unavailable = namespaceUnavailable();
+if (unavailable !== undefined) console.warn(`SKIPPED test/namespace/upgrade-guard: ${unavailable}`);
+
+describe.skipIf(unavailable !== undefined)('the upgrade guard command', () => {
+  it('exits 0 at once with no upgrade pending, and 6 (not 1 or 2) when it cannot read the signal', () => {
+    const run = runOnPrivateHost(String.raw`
+      mkdir -p /etc/aks-flex-node
+      set +e
+      "$BINARY" guard-agent-upgrade >/tmp/idle.out 2>/tmp/idle.err; echo "idle=$?"
+      # A signal it cannot read: a directory where the file should be.
+      mkdir /etc/aks-flex-node/agent-upgrade-signal.json
+      "$BINARY" guard-agent-upgrade >/tmp/broken.out 2>/tmp/broken.err; echo "broken=$?"
+      set -e
+      echo "brokenError=$(grep -m1 '^error' /tmp/broken.err)"`);
+    expect(run.status, run.stderr).toBe(0);
+    const seen = facts(run.stdout);
+    expect(seen.idle).toBe(String(exitCodes.ok.code));
+    expect(seen.broken).toBe(String(exitCodes.upgradeFailed.code));
+    expect(seen.brokenError).toMatch(/upgrade guard could not finish/);
+    expect(seen.brokenError).toContain('/etc/aks-flex-node/agent-upgrade-signal.json');
+  });
+});
