@@ -68,4 +68,22 @@ describe('the status serializer', () => {
     const extra = { ...status, daemon: { ...status.daemon, secret: 'no' } };
     expect(() => serialize(extra as StatusResponse)).toThrow();
   });
+
+  it('writes a change of any one daemon field, each on its own', () => {
+    const serialize = createStatusSerializer();
+    serialize(status);
+    const changes = [
+      { pid: 9 },
+      { executable: '/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-green' },
+      { socket: 'self-bound' as const },
+      { socketPath: '/run/elsewhere.sock' },
+    ];
+    for (const change of changes) {
+      const changed = { ...status, daemon: { ...status.daemon, ...change } };
+      expect(serialize(changed), JSON.stringify(change)).toBe(
+        JSON.stringify(statusResponseSchema.parse(changed)),
+      );
+      serialize(status);
+    }
+  });
 });

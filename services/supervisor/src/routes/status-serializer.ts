@@ -25,7 +25,6 @@ export function createStatusSerializer(): (data: StatusResponse) => string {
   let last: Rest | undefined;
   let restJson = '';
   let lastDaemon: Daemon | undefined;
-  let lastDaemonKeys = 0;
   let daemonHead = '';
   let daemonTail = '';
   return (data) => {
@@ -47,15 +46,7 @@ export function createStatusSerializer(): (data: StatusResponse) => string {
       last = rest;
     }
     const daemon = data.daemon;
-    if (
-      lastDaemon === undefined ||
-      lastDaemon.pid !== daemon.pid ||
-      lastDaemon.executable !== daemon.executable ||
-      lastDaemon.socket !== daemon.socket ||
-      lastDaemon.socketPath !== daemon.socketPath ||
-      // A field the schema does not know must still fail validation, not be dropped.
-      Object.keys(daemon).length !== lastDaemonKeys
-    ) {
+    if (lastDaemon === undefined || !sameBesidesUptime(lastDaemon, daemon)) {
       // The whole part is validated as it is, then written with a mark where the uptime goes.
       const parsed = daemonSchema.parse(daemon);
       const [head, tail] = JSON.stringify({ ...parsed, uptimeSeconds: uptimeMark }).split(
@@ -64,10 +55,25 @@ export function createStatusSerializer(): (data: StatusResponse) => string {
       daemonHead = `{"daemon":${head}`;
       daemonTail = `${tail},`;
       lastDaemon = { ...daemon };
-      lastDaemonKeys = Object.keys(daemon).length;
     } else {
       uptimeSchema.parse(daemon.uptimeSeconds);
     }
     return `${daemonHead}${JSON.stringify(daemon.uptimeSeconds)}${daemonTail}${restJson}`;
   };
+}
+
+/**
+ * Whether two daemon parts hold the same fields with the same values, the
+ * uptime aside. Every field is compared, not a list of the schema's: a field
+ * added to the schema is never served stale, and one the schema does not
+ * know still reaches validation (and fails it) instead of being dropped.
+ */
+function sameBesidesUptime(last: Daemon, daemon: Daemon): boolean {
+  const before: Record<string, unknown> = last;
+  const now: Record<string, unknown> = daemon;
+  const keys = Object.keys(now);
+  return (
+    keys.length === Object.keys(before).length &&
+    keys.every((key) => key === 'uptimeSeconds' || (key in before && before[key] === now[key]))
+  );
 }
