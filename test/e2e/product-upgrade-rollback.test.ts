@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { exitCodes, statusResponseSchema } from '@aks-flex-node/api';
 import { describeWithProduct } from './harness/describe-with-product.js';
-import type { BadCandidate } from './harness/index.js';
+import type { BadCandidate, Host, ReleaseArchive } from './harness/index.js';
 import {
   badCandidateFailures,
   badCandidateVersion,
@@ -33,6 +33,32 @@ const candidates = Object.keys(badCandidateFailures) as BadCandidate[];
 const rolledBack = { current: productPaths.blueSlot, lastGood: productPaths.blueSlot };
 const servedAgainWithinSeconds = 15;
 
+/**
+ * Upgrades an installed host to a bad candidate, watching side by side for
+ * the last-good daemon to serve again (the status poll must be running
+ * while the CLI waits), and checks the CLI reported the upgrade failed.
+ * Resolves with the status from before, the upgrade run, last-good's first
+ * answer and the seconds from the switch to it, which it prints as `label`.
+ */
+async function upgradeUntilLastGoodServes(host: Host, release: ReleaseArchive, label: string) {
+  const before = statusResponseSchema.parse(await readProductStatus(host));
+  const url = await copyReleaseIn(host, release);
+  const [upgrade, lastGood] = await Promise.all([
+    runAgentUpgrade(host, url, release.sha256),
+    waitForServingDaemon(host, {
+      executable: productPaths.blueSlot,
+      otherThanPid: before.daemon.pid,
+    }),
+  ]);
+  const seconds = secondsSince(upgrade.operation.switchedAt, lastGood.answeredAtMs);
+  console.log(`${label}: last-good serving ${seconds.toFixed(1)} s after the switch`);
+  expect(
+    upgrade.result.exitCode,
+    formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result),
+  ).toBe(exitCodes.upgradeFailed.code);
+  return { before, upgrade, lastGood, seconds };
+}
+
 describeWithProduct('product: AgentUpgrade to a candidate that cannot serve', () => {
   let releaseDir: string | undefined;
   beforeAll(async () => {
@@ -49,24 +75,11 @@ describeWithProduct('product: AgentUpgrade to a candidate that cannot serve', ()
       await withHost({ name: 'rollback' }, async (host) => {
         await installProduct(host);
         await waitForUnitState(host, productUnits.agent, 'active');
-        const before = statusResponseSchema.parse(await readProductStatus(host));
-        const url = await copyReleaseIn(host, release);
-
-        // Side by side: the status poll must be running while the CLI waits.
-        const [upgrade, lastGood] = await Promise.all([
-          runAgentUpgrade(host, url, release.sha256),
-          waitForServingDaemon(host, {
-            executable: productPaths.blueSlot,
-            otherThanPid: before.daemon.pid,
-          }),
-        ]);
-
-        const seconds = secondsSince(upgrade.operation.switchedAt, lastGood.answeredAtMs);
-        console.log(`U3 ${candidate}: last-good serving ${seconds.toFixed(1)} s after the switch`);
-        expect(
-          upgrade.result.exitCode,
-          formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result),
-        ).toBe(exitCodes.upgradeFailed.code);
+        const { before, upgrade, lastGood, seconds } = await upgradeUntilLastGoodServes(
+          host,
+          release,
+          `U3 ${candidate}`,
+        );
         expect(upgrade.operation).toMatchObject({
           state: 'rolled-back',
           toVersion: badCandidateVersion,
@@ -98,25 +111,11 @@ describeWithProduct('product: AgentUpgrade to a candidate that cannot serve', ()
         },
       });
       await runOrThrow(host, ['systemctl', 'daemon-reload']);
-      const before = statusResponseSchema.parse(await readProductStatus(host));
-      const url = await copyReleaseIn(host, release);
-
-      const [upgrade, lastGood] = await Promise.all([
-        runAgentUpgrade(host, url, release.sha256),
-        waitForServingDaemon(host, {
-          executable: productPaths.blueSlot,
-          otherThanPid: before.daemon.pid,
-        }),
-      ]);
-
-      const seconds = secondsSince(upgrade.operation.switchedAt, lastGood.answeredAtMs);
-      console.log(
-        `U3 hangs, guard cannot start: last-good serving ${seconds.toFixed(1)} s after the switch`,
+      const { before, upgrade } = await upgradeUntilLastGoodServes(
+        host,
+        release,
+        'U3 hangs, guard cannot start',
       );
-      expect(
-        upgrade.result.exitCode,
-        formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result),
-      ).toBe(exitCodes.upgradeFailed.code);
       const record = await expectUpgradeSettled(
         host,
         upgrade.operation.id,

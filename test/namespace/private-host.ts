@@ -91,8 +91,7 @@ wait_for_gate() { # until the daemon takes changes (its startup gate is open)
  * Runs a bash script as root in private mount and network namespaces over a
  * throwaway host: /opt, /usr/local, /run, /srv, /var/lib, /var/log and /tmp
  * are empty tmpfs mounts and /etc is an overlay, all gone when the
- * namespace's last process exits. `$BINARY` names
- * the executable under test.
+ * namespace's last process exits. `$BINARY` names the executable under test.
  */
 export function runOnPrivateHost(
   script: string,

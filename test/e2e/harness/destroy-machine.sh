@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Tears down one e2e machine from its directory alone: kills the container
 # if it still runs, removes its cgroup, unmounts the overlay and removes the
-# directory. It is a
-# separate process, not code in the test worker, because the worker is
-# exactly what may die first: vitest's watchdog SIGKILLs workers as soon as
-# the main process exits on Ctrl-C, and a SIGKILL runs no handler.
+# directory. It is a separate process, not code in the test worker, because
+# the worker is exactly what may die first: vitest's watchdog SIGKILLs
+# workers as soon as the main process exits on Ctrl-C, and a SIGKILL runs no
+# handler.
 #
 # Usage: destroy-machine.sh DIR          tear down now
 #        destroy-machine.sh --guard DIR  wait while the owner recorded in DIR
@@ -91,9 +91,10 @@ kill_containers() {
 }
 
 # Removes the cgroup the harness made for this machine (machine-cgroup.ts),
-# named after the machine's directory, in every hierarchy. A cgroup directory holds only kernel files and goes
-# with rmdir, deepest first, once no process is left in it; the container's
-# last processes may still be exiting just after the kill, hence the retries.
+# named after the machine's directory, in every hierarchy. A cgroup
+# directory holds only kernel files and goes with rmdir, deepest first, once
+# no process is left in it; the container's last processes may still be
+# exiting just after the kill, hence the retries.
 # A cgroup that stays busy is reported and left: it holds no files, and the
 # teardown must still unmount and remove the machine.
 remove_cgroups() {
