@@ -12,10 +12,14 @@
 #
 # The daemon ends pass 1 and an upgrade by stopping itself for its restart
 # (no systemd here), and without the socket unit nothing holds connections
-# meanwhile: that gap is bench/systemd.sh's to measure. So each scenario is
-# first run without load to time it, and the load runs for 90% of that time
-# from the moment the work starts: every request measured is answered by a
-# daemon doing the work. Under load the work takes longer, never shorter.
+# meanwhile: that gap is bench/systemd.sh's to measure. So the load runs from
+# the moment the work starts until the daemon logs that it stops for the
+# restart, then is stopped (SIGTERM; requests in flight are still counted):
+# every request measured is answered by a daemon doing the work. (A load
+# timed to 90% of an unloaded run, as before, ran past the stop whenever the
+# unloaded run happened to be the slower one, and counted the refused
+# reconnects as errors.) Each scenario is also run once without load, for
+# the work's time alone.
 # Prints a table and writes JSON to OUT (default dist/bench-api-during.json).
 # bench/lib/ (api-load.mjs, daemon-sandbox.sh) comes from the perf-daemon
 # work; BENCH_LIB names another copy of it.
@@ -53,6 +57,27 @@ run_load() { # seconds -> JSON line
     --rate "$rate" --duration "$1" --json
 }
 
+# What the no-systemd restart executor logs when the work is done and the
+# daemon is about to stop for its restart.
+readonly stop_line='not run by systemd: stopping so the caller restarts'
+
+# Starts the load in the background, its JSON line to out; stop_load ends it.
+# Node is started directly, not through run_load: $! of a backgrounded
+# function is a subshell, and SIGTERM to it would leave Node running.
+start_load() { # out
+  "$node" "$load" --socket "$sandbox_socket" --path /v1/status --clients "$clients" \
+    --rate "$rate" --duration 600 --json >"$1" &
+  load_job=$!
+}
+
+stop_load() {
+  kill -TERM "$load_job"
+  wait "$load_job" || die "the load generator failed"
+  load_job=
+}
+
+log_count() { grep -cF "$1" "$sandbox_log" || true; }
+
 gate_open() {
   curl -s --unix-socket "$sandbox_socket" http://agent/v1/status 2>/dev/null | grep -q '"gate":"open"'
 }
@@ -68,11 +93,12 @@ wait_socket_ms() { # pid
   die "the daemon's socket never appeared; its log: $(tail -20 "$sandbox_log")"
 }
 
-# Waits until the daemon logs a line holding text (prints the time), or it exits.
-wait_log_ms() { # pid text
+# Waits until the daemon has logged more than `seen` lines holding text
+# (prints the time), or it exits.
+wait_log_ms() { # pid text [seen]
   local _
   for _ in $(seq 1 3000); do
-    grep -qF "$2" "$sandbox_log" && { now_ms; return 0; }
+    (($(log_count "$2") > ${3:-0})) && { now_ms; return 0; }
     kill -0 "$1" 2>/dev/null || die "the daemon exited before it logged '$2'; its log: $(tail -20 "$sandbox_log")"
     sleep 0.01
   done
@@ -114,63 +140,61 @@ unit_binary() { sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' /etc/systemd/system/aks-
 
 # One move in this namespace: pass 1 from /usr/local, then pass 2 from what
 # the unit names. Pass 1 is timed from the move's first log line (the start
-# sequence waits out its stability interval first) to the daemon's exit;
-# pass 2 from its first line to the gate opening. With load_s > 0 the load
-# runs that long from pass 1's start. Prints one JSON object.
-move_once() { # load_s
-  local t_move t_exit t_sock2 t_finish t_gate loaded='null' job
+# sequence waits out its stability interval first) to the daemon logging
+# its stop for the restart; pass 2 from its first line to the gate opening.
+# With loaded=1 the load runs through pass 1. Prints one JSON object.
+move_once() { # loaded
+  local t_move t_stop t_exit t_sock2 t_finish t_gate loaded='null'
   legacy_host
   start_daemon "$lib/aks-flex-node-current"
   wait_socket_ms "$sandbox_daemon" >/dev/null
   t_move=$(wait_log_ms "$sandbox_daemon" "copying the agent's files beside the host root")
-  if [[ $1 != 0 ]]; then
-    run_load "$1" >"$sandbox_scratch/move-load.json" &
-    job=$!
-  fi
+  [[ $1 == 1 ]] && start_load "$sandbox_scratch/move-load.json"
+  t_stop=$(wait_log_ms "$sandbox_daemon" "$stop_line")
+  [[ $1 == 1 ]] && { stop_load; loaded=$(cat "$sandbox_scratch/move-load.json"); }
   set +e
   wait "$sandbox_daemon"
   set -e
   t_exit=$(now_ms)
-  [[ -n ${job:-} ]] && { wait "$job"; loaded=$(cat "$sandbox_scratch/move-load.json"); }
   [[ -d /opt/unbounded/agent && ! -L /opt/unbounded/agent ]] || die "pass 1 did not swap the copy in; its log: $(tail -20 "$sandbox_log")"
   start_daemon "$(unit_binary)"
   t_sock2=$(wait_socket_ms "$sandbox_daemon")
   t_finish=$(wait_log_ms "$sandbox_daemon" "finishing the move of the agent's files")
   wait_gate
   t_gate=$(now_ms)
-  jq -nc --argjson p1 $((t_exit - t_move)) --argjson p2 $((t_gate - t_finish)) \
+  jq -nc --argjson p1 $((t_stop - t_move)) --argjson p2 $((t_gate - t_finish)) \
     --argjson gap $((t_sock2 - t_exit)) --argjson load "$loaded" \
     '{pass1_ms: $p1, pass2_ms: $p2, restart_gap_ms: $gap, load: $load}'
 }
 
-# One AgentUpgrade through the API, from the POST to the daemon stopping for
-# its restart; then the daemon is started again from `current`, as systemd
-# would, and judges it. Writes one JSON object to result (not printed: a
-# command substitution's subshell could not wait for the daemon).
-upgrade_once() { # archive load_s result
-  local t0 t_exit loaded='null' job code
-  if [[ $2 != 0 ]]; then
-    run_load "$2" >"$sandbox_scratch/upgrade-load.json" &
-    job=$!
-  fi
+# One AgentUpgrade through the API, from the POST to the daemon logging its
+# stop for the restart; then the daemon is started again from `current`, as
+# systemd would, and judges it. With loaded=1 the load runs through it.
+# Writes one JSON object to result (not printed: a command substitution's
+# subshell could not wait for the daemon).
+upgrade_once() { # archive loaded result
+  local t0 t_stop seen loaded='null' code
+  seen=$(log_count "$stop_line")
+  [[ $2 == 1 ]] && start_load "$sandbox_scratch/upgrade-load.json"
   t0=$(now_ms)
   code=$(curl -s -o "$sandbox_scratch/upgrade.json" -w '%{http_code}' --unix-socket "$sandbox_socket" \
     -H 'content-type: application/json' -d "{\"source\":{\"url\":\"file://$1\"}}" http://agent/v1/agent-upgrades)
   [[ $code == 202 ]] || die "the upgrade was refused ($code): $(cat "$sandbox_scratch/upgrade.json")"
+  t_stop=$(wait_log_ms "$sandbox_daemon" "$stop_line" "$seen")
+  [[ $2 == 1 ]] && { stop_load; loaded=$(cat "$sandbox_scratch/upgrade-load.json"); }
   set +e
   wait "$sandbox_daemon"
   set -e
-  t_exit=$(now_ms)
-  [[ -n ${job:-} ]] && { wait "$job"; loaded=$(cat "$sandbox_scratch/upgrade-load.json"); }
   start_daemon /opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current
   wait_socket_ms "$sandbox_daemon" >/dev/null
   wait_gate
-  jq -nc --argjson ms $((t_exit - t0)) --argjson load "$loaded" '{staged_and_switched_ms: $ms, load: $load}' >"$3"
+  jq -nc --argjson ms $((t_stop - t0)) --argjson load "$loaded" '{staged_and_switched_ms: $ms, load: $load}' >"$3"
 }
 
 # Scenario bodies, each run in a fresh private namespace (see main).
-inside() { # scenario [load_s]
-  trap 'sandbox_stop' EXIT
+inside() { # scenario [loaded]
+  # A load left running by a failure would retry the gone socket for minutes.
+  trap '[[ -z ${load_job:-} ]] || kill -TERM "$load_job" 2>/dev/null; sandbox_stop' EXIT
   sandbox_scratch=$(mktemp -d /var/tmp/aks-flex-node-bench-during.XXXXXX)
   sandbox_private_host "$sandbox_scratch"
   echo '{}' >/etc/bench-config.json
@@ -193,11 +217,9 @@ inside() { # scenario [load_s]
       start_daemon "$binary"
       wait_socket_ms "$sandbox_daemon" >/dev/null
       wait_gate
-      # Timed without load first, then again (to the other slot) with load for 90% of that time.
-      local load_s
+      # Timed without load first, then again (to the other slot) with the load.
       upgrade_once "$archive" 0 "$sandbox_scratch/first.json"
-      load_s=$(jq '.staged_and_switched_ms * 0.9 / 1000' "$sandbox_scratch/first.json")
-      upgrade_once "$archive" "$load_s" "$sandbox_scratch/second.json"
+      upgrade_once "$archive" 1 "$sandbox_scratch/second.json"
       jq -c --slurpfile first "$sandbox_scratch/first.json" '. + {unloaded_ms: $first[0].staged_and_switched_ms}' \
         "$sandbox_scratch/second.json"
       ;;
@@ -205,7 +227,7 @@ inside() { # scenario [load_s]
   esac
 }
 
-in_namespace() { # scenario [load_s]
+in_namespace() { # scenario [loaded]
   BENCH_API_DURING_INSIDE=1 BENCH_LIB=$bench_lib unshare -m -n --propagation private bash "$0" "$binary" "$@"
 }
 
@@ -220,13 +242,12 @@ main() {
   [[ -x $node ]] || die "$node is missing; run pnpm install"
   command -v curl >/dev/null || die "curl is missing"
   command -v jq >/dev/null || die "jq is missing"
-  local idle move_cal move_load_s move upgrade
+  local idle move_cal move upgrade
   echo "idle daemon: $clients clients x $rate/s for ${idle_seconds} s" >&2
   idle=$(in_namespace idle)
   echo "move of a legacy host (4 x $(($(stat -c %s "$binary") / 1000000)) MB): timed without load, then with it" >&2
   move_cal=$(in_namespace move 0)
-  move_load_s=$(jq -n "$move_cal.pass1_ms * 0.9 / 1000")
-  move=$(in_namespace move "$move_load_s" | jq -c --argjson cal "$move_cal" '. + {unloaded_pass1_ms: $cal.pass1_ms}')
+  move=$(in_namespace move 1 | jq -c --argjson cal "$move_cal" '. + {unloaded_pass1_ms: $cal.pass1_ms}')
   echo "AgentUpgrade from a file:// archive: timed without load, then with it" >&2
   upgrade=$(in_namespace upgrade)
   mkdir -p "$(dirname "$json_out")"

@@ -8,6 +8,8 @@
 // the bottleneck when saturating and flatten any ratio against a baseline.
 // Latency is from the write to the response's last byte (process.hrtime).
 // Errors are counted apart: a non-2xx status, or a socket error/close.
+// SIGTERM ends the run early, as --duration would: each client stops at its
+// next send, and a request in flight is still waited for and counted.
 //
 // Usage: node bench/lib/api-load.mjs --socket PATH [--path /v1/status] --clients N
 //          (--rate R | --saturate) [--duration SECONDS] [--json]
@@ -137,10 +139,14 @@ function percentile(sorted, p) {
 
 const started = nowNs();
 const done = Promise.all(Array.from({ length: clients }, (_, i) => runClient(i, started)));
-setTimeout(() => {
+const stop = () => {
   stopping = true;
-}, durationMs);
+};
+const durationTimer = setTimeout(stop, durationMs);
+// bench/api-during.sh stops the load the moment the daemon finishes its work.
+process.once('SIGTERM', stop);
 await done;
+clearTimeout(durationTimer);
 const elapsedS = Number(nowNs() - started) / 1e9;
 const sorted = Float64Array.from(latenciesNs).sort();
 const round = (v) => (v === null ? null : Math.round(v * 1000) / 1000);
