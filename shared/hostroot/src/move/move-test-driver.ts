@@ -10,9 +10,13 @@
  *   node driver.mjs fresh --exe PATH [--prefix DIR] Migrate, prepare and seed a fresh host from PATH
  *
  * The last stdout line is JSON: `{"outcome":…}` or `{"error":{code,message}}`.
+ * With `--timed` the outcome also carries `ms`, the milliseconds the work
+ * itself took in this process: bench/host-root-move.sh compares the move
+ * with `cp -a`, and a daemon moves the host long after its own start.
  */
 import { appendFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { checkBinaryRuns, installFile, writeFileAtomic } from '@aks-flex-node/fs';
 import {
@@ -79,13 +83,19 @@ async function note(paths: HostPaths, what: string, line: string): Promise<void>
 async function main(): Promise<void> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { exe: { type: 'string' }, prefix: { type: 'string', default: '/' } },
+    options: {
+      exe: { type: 'string' },
+      prefix: { type: 'string', default: '/' },
+      timed: { type: 'boolean', default: false },
+    },
   });
   const paths = hostPathsUnder(values.prefix);
   const exe = values.exe ?? '';
   try {
+    const started = performance.now();
     const outcome = positionals[0] === 'fresh' ? await fresh(paths, exe) : await run(paths, exe);
-    process.stdout.write(`${JSON.stringify({ outcome })}\n`);
+    const ms = Math.round(performance.now() - started);
+    process.stdout.write(`${JSON.stringify(values.timed ? { outcome, ms } : { outcome })}\n`);
   } catch (error) {
     const code = isAgentError(error) ? error.code : 'UNEXPECTED';
     const message = error instanceof Error ? error.message : String(error);
