@@ -12,9 +12,10 @@
 #
 # The daemon ends pass 1 and an upgrade by stopping itself for its restart
 # (no systemd here), and without the socket unit nothing holds connections
-# meanwhile: that gap is bench/systemd.sh's to measure. So the load runs from
-# the moment the work starts until the daemon logs that it stops for the
-# restart, then is stopped (SIGTERM; requests in flight are still counted):
+# meanwhile: that gap is bench/systemd.sh's to measure. So the load's clients
+# connect before the work starts, as a host's pollers would be, are counted
+# from the moment it starts (SIGUSR1), and are stopped when the daemon logs
+# that it stops for the restart (SIGTERM; requests in flight still count):
 # every request measured is answered by a daemon doing the work. (A load
 # timed to 90% of an unloaded run, as before, ran past the stop whenever the
 # unloaded run happened to be the slower one, and counted the refused
@@ -68,6 +69,11 @@ start_load() { # out
   "$node" "$load" --socket "$sandbox_socket" --path /v1/status --clients "$clients" \
     --rate "$rate" --duration 600 --json >"$1" &
   load_job=$!
+}
+
+# The clients connected and steady, the load counts from now (SIGUSR1).
+count_from_now() {
+  kill -USR1 "$load_job"
 }
 
 stop_load() {
@@ -148,8 +154,9 @@ move_once() { # loaded
   legacy_host
   start_daemon "$lib/aks-flex-node-current"
   wait_socket_ms "$sandbox_daemon" >/dev/null
-  t_move=$(wait_log_ms "$sandbox_daemon" "copying the agent's files beside the host root")
   [[ $1 == 1 ]] && start_load "$sandbox_scratch/move-load.json"
+  t_move=$(wait_log_ms "$sandbox_daemon" "copying the agent's files beside the host root")
+  [[ $1 == 1 ]] && count_from_now
   t_stop=$(wait_log_ms "$sandbox_daemon" "$stop_line")
   [[ $1 == 1 ]] && { stop_load; loaded=$(cat "$sandbox_scratch/move-load.json"); }
   set +e
@@ -175,7 +182,11 @@ move_once() { # loaded
 upgrade_once() { # archive loaded result
   local t0 t_stop seen loaded='null' code
   seen=$(log_count "$stop_line")
-  [[ $2 == 1 ]] && start_load "$sandbox_scratch/upgrade-load.json"
+  if [[ $2 == 1 ]]; then
+    start_load "$sandbox_scratch/upgrade-load.json"
+    sleep 1
+    count_from_now
+  fi
   t0=$(now_ms)
   code=$(curl -s -o "$sandbox_scratch/upgrade.json" -w '%{http_code}' --unix-socket "$sandbox_socket" \
     -H 'content-type: application/json' -d "{\"source\":{\"url\":\"file://$1\"}}" http://agent/v1/agent-upgrades)

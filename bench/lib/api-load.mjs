@@ -10,6 +10,8 @@
 // Errors are counted apart: a non-2xx status, or a socket error/close.
 // SIGTERM ends the run early, as --duration would: each client stops at its
 // next send, and a request in flight is still waited for and counted.
+// SIGUSR1 forgets everything measured so far and starts the count again, so
+// clients already connected and steady can be measured from a given moment.
 //
 // Usage: node bench/lib/api-load.mjs --socket PATH [--path /v1/status] --clients N
 //          (--rate R | --saturate) [--duration SECONDS] [--json]
@@ -137,8 +139,16 @@ function percentile(sorted, p) {
   return sorted[Math.max(0, rank)] / 1e6;
 }
 
-const started = nowNs();
+let started = nowNs();
 const done = Promise.all(Array.from({ length: clients }, (_, i) => runClient(i, started)));
+process.on('SIGUSR1', () => {
+  // A request in flight now is counted when answered, with its full latency.
+  latenciesNs.length = 0;
+  counts.requests = 0;
+  counts.non2xx = 0;
+  counts.socketErrors = 0;
+  started = nowNs();
+});
 const stop = () => {
   stopping = true;
 };
