@@ -52,16 +52,18 @@ cpu_ticks() { # pid
   awk '{ print $14 + $15 }' "/proc/$1/stat"
 }
 
-# run_load against a server, adding the server's CPU time per answered
-# request (µs) to its JSON: unlike throughput on a 2-core machine shared with
-# the load generator, it does not depend on how the two were scheduled.
+# run_load against a server, adding (when saturated) the server's CPU time
+# per answered request (µs) to its JSON: unlike throughput on a 2-core machine
+# shared with the load generator, it does not depend on how the two were
+# scheduled. A paced run answers too few requests for the clock's 10 ms ticks.
 load_server() { # pid socket clients mode
   local before result after
   before=$(cpu_ticks "$1")
   result=$(run_load "$2" "$3" "$4")
   after=$(cpu_ticks "$1")
-  jq -c --argjson ticks $((after - before)) --argjson hz "$(getconf CLK_TCK)" \
-    '. + {server_cpu_us_per_request: (if .ok > 0 then ($ticks / $hz * 1e6 / .ok * 10 | round / 10) else null end)}' <<<"$result"
+  jq -c --argjson ticks $((after - before)) --argjson hz "$(getconf CLK_TCK)" --arg mode "$4" \
+    '. + {server_cpu_us_per_request: (if $mode == "saturated" and .ok > 0
+      then ($ticks / $hz * 1e6 / .ok * 10 | round / 10) else null end)}' <<<"$result"
 }
 
 # Samples the memory of a pid every half second while a command runs; prints
@@ -180,8 +182,8 @@ inside() {
   echo "$report" | jq -r '
     (["mode", "clients", "server", "req/s", "p50_ms", "p99_ms", "max_ms", "errors", "ratio", "cpu_us/req", "cpu_ratio"] | @tsv),
     (.runs[] | . as $r |
-      ([$r.mode, $r.clients, "daemon", $r.daemon.req_per_s, $r.daemon.p50_ms, $r.daemon.p99_ms, $r.daemon.max_ms, $r.daemon.errors, ($r.throughput_ratio * 100 | round / 100), $r.daemon.server_cpu_us_per_request, (($r.cpu_ratio_median // 0) * 100 | round / 100)] | @tsv),
-      ([$r.mode, $r.clients, "bare", $r.bare.req_per_s, $r.bare.p50_ms, $r.bare.p99_ms, $r.bare.max_ms, $r.bare.errors, 1, $r.bare.server_cpu_us_per_request, 1] | @tsv))' |
+      ([$r.mode, $r.clients, "daemon", $r.daemon.req_per_s, $r.daemon.p50_ms, $r.daemon.p99_ms, $r.daemon.max_ms, $r.daemon.errors, ($r.throughput_ratio * 100 | round / 100), ($r.daemon.server_cpu_us_per_request // "-"), (if $r.cpu_ratio_median == null then "-" else ($r.cpu_ratio_median * 100 | round / 100) end)] | @tsv),
+      ([$r.mode, $r.clients, "bare", $r.bare.req_per_s, $r.bare.p50_ms, $r.bare.p99_ms, $r.bare.max_ms, $r.bare.errors, 1, ($r.bare.server_cpu_us_per_request // "-"), (if $r.bare.server_cpu_us_per_request == null then "-" else 1 end)] | @tsv))' |
     column -t -s $'\t'
   echo "wrote $out"
 }
