@@ -218,6 +218,7 @@ describe.skipIf(unavailable !== undefined)('reset while the daemon runs its move
       set +e; wait "$reset_pid"; echo "reset_exit=$?"; set -e
       echo "reset_s=$(( $(date +%s) - reset_start ))"
       wait_gone && echo "daemon_stopped=yes"
+      echo "judge_gave_up=$(grep -c 'could not judge the pending AgentUpgrade' /tmp/daemon.log || true)"
       test -e /opt/unbounded/agent.staging || test -e /opt/unbounded/agent/.moving && echo moved_after=yes || echo moved_after=no
       echo "after_reset_left=$(reset_leftovers)"
       echo "after_reset_agent=$(agent_verdict)"
@@ -229,8 +230,10 @@ describe.skipIf(unavailable !== undefined)('reset while the daemon runs its move
     );
     expect(run.status, `${run.stdout}\n${run.stderr.slice(-3000)}`).toBe(0);
     const seen = facts(run.stdout);
-    // How long the reset waited for the daemon it stopped: the daemon waits
-    // for the lock to judge (up to 60 s) and only then sees it was stopped.
+    // How long the reset waited for the daemon it stopped. The daemon's wait
+    // for the lock to judge (up to 60 s) ends when it is told to stop; before
+    // it did, the reset waited out that minute and the judge gave up with a
+    // warning (judge_gave_up). Shown, not asserted: timings live in bench/.
     console.log(`reset with a daemon waiting for its lock took ${seen.reset_s ?? '?'} s`);
     expect(seen).toMatchObject({
       during_move: 'none gate=shut',
@@ -238,6 +241,7 @@ describe.skipIf(unavailable !== undefined)('reset while the daemon runs its move
       moved_after: 'no',
       reset_exit: '0',
       daemon_stopped: 'yes',
+      judge_gave_up: '0',
       after_reset_left: '',
       after_reset_agent: 'legacy',
       after_reset_daemons: '0',

@@ -197,7 +197,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
           paths,
           log,
           gate,
-          judge: () => upgrades.judgeAtStart(),
+          judge: (stopped) => upgrades.judgeAtStart(stopped),
           queue,
           moveHost,
           startupRoot,

@@ -18,8 +18,17 @@ export interface MutationQueue {
     work: (admitted: A) => Promise<T>,
     admit?: () => Promise<A>,
   ): Promise<{ admitted: A; done: Promise<T> }>;
-  /** Like run, but waits (up to `timeoutMs`) for a busy lock; for work that must happen, such as judging at start. */
-  runWhenFree<T>(purpose: string, work: () => Promise<T>, timeoutMs?: number): Promise<T>;
+  /**
+   * Like run, but waits (up to `timeoutMs`) for a busy lock; for work that
+   * must happen, such as judging at start. Aborting `signal` ends the wait
+   * with the refusal at once.
+   */
+  runWhenFree<T>(
+    purpose: string,
+    work: () => Promise<T>,
+    timeoutMs?: number,
+    signal?: AbortSignal,
+  ): Promise<T>;
   /** Whether a mutation of this daemon is running now. */
   isBusy(): boolean;
   /**
@@ -95,13 +104,14 @@ export function createMutationQueue(options: {
       const admitted = await Promise.race([admission, done.then(() => admission)]);
       return { admitted, done };
     },
-    runWhenFree: (purpose, work, timeoutMs = 60_000) =>
+    runWhenFree: (purpose, work, timeoutMs = 60_000, signal) =>
       retryWhileActivationBusy(() => run(purpose, work), {
         log: options.log,
         purpose,
         timeoutMs,
         intervalMs: 1_000,
         waitForGoRelease: true,
+        ...(signal === undefined ? {} : { signal }),
       }),
   };
 }

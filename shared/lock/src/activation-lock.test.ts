@@ -185,6 +185,26 @@ describe('retryWhileActivationBusy', () => {
     expect(attempts).toBe(1);
   });
 
+  it('stops waiting when its signal aborts, with the refusal, long before the deadline', async () => {
+    let attempts = 0;
+    const stop = new AbortController();
+    const waiting = retryWhileActivationBusy(
+      () => {
+        attempts += 1;
+        return Promise.reject(busy());
+      },
+      { log, purpose: 'x', timeoutMs: 60_000, intervalMs: 30_000, signal: stop.signal },
+    );
+    setTimeout(() => {
+      stop.abort();
+    }, 20);
+    // The 30 s sleep is cut short; without the signal vitest's 5 s timeout fails this.
+    await expect(waiting).rejects.toSatisfy((error) =>
+      isAgentError(error, 'ACTIVATION_IN_PROGRESS'),
+    );
+    expect(attempts).toBe(1);
+  });
+
   it('gives up with the refusal once the deadline has passed', async () => {
     await expect(
       retryWhileActivationBusy(() => Promise.reject(busy()), {

@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { pollUntil } from './poll-until.js';
@@ -179,6 +180,13 @@ export interface RetryWhileBusyOptions {
    * up would leave the signal pending until its next start.
    */
   waitForGoRelease?: boolean;
+  /**
+   * Ends the waiting when aborted: the last refusal is thrown at once. The
+   * daemon aborts it when told to stop, since its shutdown waits for the
+   * start sequence, and a judgement waiting out a busy lock would otherwise
+   * hold the stop (and a reset that stops the daemon first) for a minute.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -220,7 +228,16 @@ export async function retryWhileActivationBusy<T>(
             { purpose: options.purpose },
             'the activation lock is busy; trying again',
           );
-          await new Promise((resolve) => setTimeout(resolve, ms));
+          try {
+            await sleep(
+              ms,
+              undefined,
+              options.signal === undefined ? {} : { signal: options.signal },
+            );
+          } catch (error) {
+            if (options.signal?.aborted === true) throw refusal;
+            throw error;
+          }
         },
       },
     },

@@ -5,6 +5,7 @@ import { hostRootState, recordDigest, type MoveHost } from '@aks-flex-node/hostr
 import { hostPathsUnder, type HostPaths } from '@aks-flex-node/layout';
 import { AgentError, createSilentLogger } from '@aks-flex-node/log';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { acquireActivationLock } from '@aks-flex-node/lock';
 import { createMutationQueue } from '../mutation-queue.js';
 import { runStartSequence, type StartSequenceDeps } from './start-sequence.js';
 import { createStartupGate, type StartupGate } from './startup-gate.js';
@@ -119,6 +120,53 @@ describe('runStartSequence', () => {
     expect(await hostRootState(paths)).toBe('linked');
     expect(host.rewrites).toEqual([]);
     expect(host.restarts).toBe(0);
+    expect(d.gate.view().gate).toBe('shut');
+  });
+
+  it('a daemon stopped while its judgement waits for a busy lock stops waiting at once, moves nothing and does not retry', async () => {
+    const { paths, green, blue } = await linkedHost();
+    await recordDigest(paths.digestRecord, blue);
+    await recordDigest(paths.digestRecord, green);
+    const host = fakeMoveHost(green);
+    // Another process's activation (an offline recovery, say) holds the lock.
+    const other = await acquireActivationLock({
+      lockPath: paths.activationLock,
+      goLockPath: paths.goUpgradeLock,
+      log,
+      purpose: 'an offline recovery',
+    });
+    onTestFinished(() => other.release());
+    const queue = createMutationQueue({
+      lockPath: paths.activationLock,
+      goLockPath: paths.goUpgradeLock,
+      log,
+    });
+    let judged = false;
+    const stop = new AbortController();
+    const d = deps(paths, host, {
+      queue,
+      // As the daemon wires it: a minute's wait for the lock, polled every second.
+      judge: (stopped) =>
+        queue.runWhenFree(
+          'judging the AgentUpgrade',
+          () => {
+            judged = true;
+            return Promise.resolve('no-signal');
+          },
+          60_000,
+          stopped,
+        ),
+    });
+    const sequence = runStartSequence(d, stop.signal);
+    setTimeout(() => {
+      stop.abort();
+    }, 50);
+    // Without the signal reaching the wait this would take the full minute.
+    expect(await sequence).toBeUndefined();
+    expect(judged).toBe(false);
+    expect(d.slept).toEqual([]);
+    expect(await hostRootState(paths)).toBe('linked');
+    expect(host.rewrites).toEqual([]);
     expect(d.gate.view().gate).toBe('shut');
   });
 

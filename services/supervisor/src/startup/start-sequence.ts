@@ -23,8 +23,12 @@ export interface StartSequenceDeps {
   paths: HostPaths;
   log: Logger;
   gate: StartupGate;
-  /** Judges a pending AgentUpgrade (publishes, rolls back, clears the signal). */
-  judge: () => Promise<unknown>;
+  /**
+   * Judges a pending AgentUpgrade (publishes, rolls back, clears the signal).
+   * Given the stop signal: its wait for a busy lock must end when the daemon
+   * stops, since the shutdown waits for this sequence.
+   */
+  judge: (stopped: AbortSignal) => Promise<unknown>;
   queue: Pick<MutationQueue, 'run'>;
   moveHost: MoveHost;
   /** The host root as resolved when the daemon prepared the host: the root its paths name. */
@@ -86,10 +90,12 @@ async function judgeUntilSettled(
 ): Promise<boolean | undefined> {
   while (!stopped.aborted) {
     try {
-      const outcome = await deps.judge();
+      const outcome = await deps.judge(stopped);
       deps.log.info({ outcome }, 'judged the pending AgentUpgrade');
       return (await readUpgradeSignal(deps.paths.signalFile)) !== undefined;
     } catch (error) {
+      // Stopped while it waited for the lock: the next daemon judges, nothing to retry.
+      if (isAborted(stopped)) return undefined;
       // The gate stays shut meanwhile: nothing may change the layout before the result is reported.
       deps.log.warn(
         { err: error },
@@ -103,6 +109,14 @@ async function judgeUntilSettled(
     }
   }
   return undefined;
+}
+
+/**
+ * The signal's state read through a call: it changes while the judgement
+ * awaits, which TypeScript's narrowing of the loop's condition cannot know.
+ */
+function isAborted(signal: AbortSignal): boolean {
+  return signal.aborted;
 }
 
 type StartMove = MoveOutcome | { kind: 'lock-busy' } | { kind: 'failed'; reason: string };

@@ -44,7 +44,8 @@ export interface UpgradeServiceDeps {
 export interface UpgradeService {
   begin(request: AgentUpgradeRequest): Promise<Operation>;
   get(id: string): Promise<Operation | undefined>;
-  judgeAtStart(): Promise<JudgeOutcome>;
+  /** Waits up to a minute for a busy activation lock; aborting `stopped` ends the wait with the refusal. */
+  judgeAtStart(stopped?: AbortSignal): Promise<JudgeOutcome>;
   recover(message: string | undefined): Promise<RecoveryResponse>;
   /**
    * Cancels an upgrade that has not begun to switch and resolves with it once
@@ -189,20 +190,24 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       return admitted.operation;
     },
     get: (id) => describeOperation(paths, registry, id),
-    judgeAtStart: async () => {
+    judgeAtStart: async (stopped) => {
       const layout = await binaryPaths();
       const runningExecutable = await host.runningExecutable();
-      return deps.queue.runWhenFree('judging the AgentUpgrade', () =>
-        judgeStartedUpgrade({
-          paths: layout,
-          signalFile: paths.signalFile,
-          instanceId: daemonInstanceId,
-          runningExecutable,
-          log: log.child({ op: 'judge-agent-upgrade' }),
-          recordResult,
-          scheduleRestart: () => deps.restart.scheduleRestart('roll back to last-good'),
-          now: () => host.wallClock(),
-        }),
+      return deps.queue.runWhenFree(
+        'judging the AgentUpgrade',
+        () =>
+          judgeStartedUpgrade({
+            paths: layout,
+            signalFile: paths.signalFile,
+            instanceId: daemonInstanceId,
+            runningExecutable,
+            log: log.child({ op: 'judge-agent-upgrade' }),
+            recordResult,
+            scheduleRestart: () => deps.restart.scheduleRestart('roll back to last-good'),
+            now: () => host.wallClock(),
+          }),
+        undefined,
+        stopped,
       );
     },
     recover: async (message) => {
