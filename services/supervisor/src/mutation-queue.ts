@@ -19,15 +19,14 @@ export interface MutationQueue {
     admit?: () => Promise<A>,
   ): Promise<{ admitted: A; done: Promise<T> }>;
   /**
-   * Like run, but waits (up to `timeoutMs`) for a busy lock; for work that
-   * must happen, such as judging at start. Aborting `signal` ends the wait
-   * with the refusal at once.
+   * Like run, but waits (up to `timeoutMs`, a minute unless given) for a busy
+   * lock; for work that must happen, such as judging at start. Aborting
+   * `signal` ends the wait with the refusal at once.
    */
   runWhenFree<T>(
     purpose: string,
     work: () => Promise<T>,
-    timeoutMs?: number,
-    signal?: AbortSignal,
+    options?: { timeoutMs?: number; signal?: AbortSignal | undefined },
   ): Promise<T>;
   /** Whether a mutation of this daemon is running now. */
   isBusy(): boolean;
@@ -104,7 +103,7 @@ export function createMutationQueue(options: {
       const admitted = await Promise.race([admission, done.then(() => admission)]);
       return { admitted, done };
     },
-    runWhenFree: (purpose, work, timeoutMs = 60_000, signal) =>
+    runWhenFree: (purpose, work, { timeoutMs = 60_000, signal } = {}) =>
       retryWhileActivationBusy(() => run(purpose, work), {
         log: options.log,
         purpose,

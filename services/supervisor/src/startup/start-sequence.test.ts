@@ -153,8 +153,7 @@ describe('runStartSequence', () => {
             judged = true;
             return Promise.resolve('no-signal');
           },
-          60_000,
-          stopped,
+          { timeoutMs: 60_000, signal: stopped },
         ),
     });
     const sequence = runStartSequence(d, stop.signal);

@@ -206,8 +206,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
             scheduleRestart: () => deps.restart.scheduleRestart('roll back to last-good'),
             now: () => host.wallClock(),
           }),
-        undefined,
-        stopped,
+        { signal: stopped },
       );
     },
     recover: async (message) => {
