@@ -53,9 +53,15 @@ die() {
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
+# The load generator's command line, for a run of the given length.
+load_command() { # seconds -> sets load_argv
+  load_argv=("$node" "$load" --socket "$sandbox_socket" --path /v1/status --clients "$clients"
+    --rate "$rate" --duration "$1" --json)
+}
+
 run_load() { # seconds -> JSON line
-  "$node" "$load" --socket "$sandbox_socket" --path /v1/status --clients "$clients" \
-    --rate "$rate" --duration "$1" --json
+  load_command "$1"
+  "${load_argv[@]}"
 }
 
 # What the no-systemd restart executor logs when the work is done and the
@@ -66,8 +72,8 @@ readonly stop_line='not run by systemd: stopping so the caller restarts'
 # Node is started directly, not through run_load: $! of a backgrounded
 # function is a subshell, and SIGTERM to it would leave Node running.
 start_load() { # out
-  "$node" "$load" --socket "$sandbox_socket" --path /v1/status --clients "$clients" \
-    --rate "$rate" --duration 600 --json >"$1" &
+  load_command 600
+  "${load_argv[@]}" >"$1" &
   load_job=$!
 }
 
