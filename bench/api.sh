@@ -66,6 +66,11 @@ load_server() { # pid socket clients mode
       then ($ticks / $hz * 1e6 / .ok * 10 | round / 10) else null end)}' <<<"$result"
 }
 
+# Of two memory samples (sandbox_memory_json's JSON), the one with more resident.
+higher_rss() { # sample sample
+  jq -c --argjson s "$2" 'if $s.rss > .rss then $s else . end' <<<"$1"
+}
+
 # Samples the memory of a pid every half second while a command runs; prints
 # the sample with the highest resident total as JSON.
 peak_memory_during() { # pid command...
@@ -75,11 +80,32 @@ peak_memory_during() { # pid command...
   job=$!
   while kill -0 "$job" 2>/dev/null; do
     sample=$(sandbox_memory_json "$pid")
-    peak=$(jq -c --argjson s "$sample" 'if $s.rss > .rss then $s else . end' <<<"$peak")
+    peak=$(higher_rss "$peak" "$sample")
     sleep 0.5
   done
   wait "$job"
   echo "$peak"
+}
+
+# One run of the load against the daemon or the bare server, its JSON put in
+# daemon_json or bare_json. Around the saturated 64-client runs the server's
+# peak memory is sampled too, and the highest so far kept in mem_load or
+# bare_mem_load. Sets the caller's variables, so it is not run in a subshell.
+measure() { # daemon|bare clients mode
+  local server=$sandbox_daemon socket=$sandbox_socket sample json
+  [[ $1 == bare ]] && { server=$bare; socket=$bare_socket; }
+  if [[ $3 == saturated && $2 == 64 ]]; then
+    sample=$(peak_memory_during "$server" load_server "$server" "$socket" "$2" "$3")
+    json=$(cat "$scratch/peak-load.json")
+    if [[ $1 == daemon ]]; then
+      mem_load=$(higher_rss "$mem_load" "$sample")
+    else
+      bare_mem_load=$(higher_rss "$bare_mem_load" "$sample")
+    fi
+  else
+    json=$(load_server "$server" "$socket" "$2" "$3")
+  fi
+  if [[ $1 == daemon ]]; then daemon_json=$json; else bare_json=$json; fi
 }
 
 inside() {
@@ -117,27 +143,15 @@ inside() {
   run_load "$sandbox_socket" 16 saturated 2 >/dev/null
   run_load "$bare_socket" 16 saturated 2 >/dev/null
 
-  local runs=() clients mode round daemon_json bare_json mem_load='{"rss": 0}' bare_mem_load='{"rss": 0}' sample
+  local runs=() clients mode round order who daemon_json bare_json mem_load='{"rss": 0}' bare_mem_load='{"rss": 0}'
   for mode in paced saturated; do
     for clients in 1 16 64; do
       echo "$mode, $clients clients: $rounds rounds of ${round_s} s per server, taking turns" >&2
       local round_json=()
       for round in $(seq 1 "$rounds"); do
-        # The peak memory under load is sampled around the saturated 64-client runs.
-        if [[ $mode == saturated && $clients == 64 ]]; then
-          sample=$(peak_memory_during "$pid" load_server "$pid" "$sandbox_socket" "$clients" "$mode")
-          mem_load=$(jq -c --argjson s "$sample" 'if $s.rss > .rss then $s else . end' <<<"$mem_load")
-          daemon_json=$(cat "$scratch/peak-load.json")
-          sample=$(peak_memory_during "$bare" load_server "$bare" "$bare_socket" "$clients" "$mode")
-          bare_mem_load=$(jq -c --argjson s "$sample" 'if $s.rss > .rss then $s else . end' <<<"$bare_mem_load")
-          bare_json=$(cat "$scratch/peak-load.json")
-        elif ((round % 2 == 1)); then
-          daemon_json=$(load_server "$pid" "$sandbox_socket" "$clients" "$mode")
-          bare_json=$(load_server "$bare" "$bare_socket" "$clients" "$mode")
-        else
-          bare_json=$(load_server "$bare" "$bare_socket" "$clients" "$mode")
-          daemon_json=$(load_server "$pid" "$sandbox_socket" "$clients" "$mode")
-        fi
+        order=(daemon bare)
+        ((round % 2 == 1)) || order=(bare daemon)
+        for who in "${order[@]}"; do measure "$who" "$clients" "$mode"; done
         round_json+=("$(jq -nc --argjson d "$daemon_json" --argjson b "$bare_json" \
           '{daemon: $d, bare: $b, throughput_ratio: (if $b.req_per_s > 0 then $d.req_per_s / $b.req_per_s else null end),
             p99_ratio: (if ($b.p99_ms // 0) > 0 then $d.p99_ms / $b.p99_ms else null end),
