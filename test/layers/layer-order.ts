@@ -6,6 +6,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { typescriptSources } from '../support/source-files.js';
 
 /** One import against the order, or of a package the document does not place. */
 export interface LayerViolation {
@@ -68,14 +69,6 @@ async function listPackages(root: string): Promise<WorkspacePackage[]> {
   return packages;
 }
 
-async function sourceFiles(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
-    .map((entry) => path.join(entry.parentPath, entry.name))
-    .filter((file) => !file.split(path.sep).includes('node_modules'));
-}
-
 /** The workspace packages a source file imports (static, type-only and dynamic imports alike). */
 export function importedPackages(source: string): string[] {
   const pattern = /(?:from|import)\s*\(?\s*['"]@aks-flex-node\/([\w-]+)['"]/g;
@@ -95,7 +88,7 @@ export async function findLayerViolations(root: string): Promise<LayerViolation[
       violations.push({ file: pkg.dir, from: pkg.name, to: pkg.name, why: 'not in the order' });
       continue;
     }
-    for (const file of await sourceFiles(path.join(root, pkg.dir))) {
+    for (const file of await typescriptSources(path.join(root, pkg.dir))) {
       const relative = path.relative(root, file);
       for (const to of importedPackages(await readFile(file, 'utf8'))) {
         if (to === pkg.name) continue;

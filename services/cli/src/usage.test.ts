@@ -1,6 +1,7 @@
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { typescriptSources } from '../../../test/support/source-files.js';
 import { roleHomes } from './roles/role-homes.js';
 import { asksForHelp, commandNames, topUsage, usageOf } from './usage.js';
 
@@ -10,14 +11,9 @@ const workspace = path.resolve(import.meta.dirname, '../../..');
 async function sources(): Promise<string[]> {
   const files: string[] = [];
   for (const top of ['shared', 'services']) {
-    const entries = await readdir(path.join(workspace, top), { recursive: true });
-    for (const entry of entries) {
-      if (!entry.includes('node_modules') && entry.endsWith('.ts') && !entry.endsWith('.test.ts')) {
-        files.push(path.join(workspace, top, entry));
-      }
-    }
+    files.push(...(await typescriptSources(path.join(workspace, top))));
   }
-  return files;
+  return files.filter((file) => !file.endsWith('.test.ts'));
 }
 
 describe('usage', () => {
