@@ -45,6 +45,23 @@ count_tests() {
   fi
 }
 
+# Names every failed test again at the very end, with the first line of its
+# error: CI keeps only the tail of a long log, and a failure reported an hour
+# earlier in the unit step is otherwise out of sight.
+list_failed_tests() {
+  local report
+  for report in "$results_dir"/*.json; do
+    [[ -e "$report" ]] || continue
+    jq -r --arg suite "$(basename "$report" .json)" --arg root "$workspace/" '
+      .testResults[] as $file | $file.assertionResults[] | select(.status == "failed")
+      | "FAILED \($suite): \($file.name | ltrimstr($root)) > \(.fullName)\n    \((.failureMessages[0] // "") | split("\n")[0] | .[0:300])"
+    ' "$report"
+  done
+  if [[ -e "$results_dir/scripts.tap" ]]; then
+    grep '^not ok ' "$results_dir/scripts.tap" | sed 's/^/FAILED scripts: /' || true
+  fi
+}
+
 # TEST_STEPS=unit,scripts runs only the named steps (for a quick local run); CI runs all.
 wanted() {
   [[ -z "${TEST_STEPS:-}" || ",${TEST_STEPS}," == *",$1,"* ]]
@@ -80,6 +97,7 @@ main() {
   step e2e vitest_suite e2e vitest.e2e.config.ts
   echo "$script_name: steps ${passed} passed, ${failed} failed${failures[*]:+ (${failures[*]})}" >&2
   count_tests
+  list_failed_tests >&2
   echo "${tests_passed} passed, $((tests_failed + checks_failed)) failed, ${tests_skipped} skipped"
   [[ $failed -eq 0 ]]
 }
