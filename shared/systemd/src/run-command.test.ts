@@ -1,6 +1,11 @@
 import { createSilentLogger } from '@aks-flex-node/log';
 import { describe, expect, it } from 'vitest';
-import { createSystemctl, type CommandResult } from './run-command.js';
+import {
+  createSystemctl,
+  runCommand,
+  signalThatEndedCommand,
+  type CommandResult,
+} from './run-command.js';
 
 /** A systemctl whose one answer is `result`; the arguments it got are kept. */
 function systemctlAnswering(result: Partial<CommandResult>) {
@@ -51,5 +56,29 @@ describe('createSystemctl', () => {
     const { systemctl, seen } = systemctlAnswering({ exitCode: 1, stderr: 'Job failed' });
     await expect(systemctl.restart('x.service')).rejects.toThrow('Job failed');
     expect(seen).toEqual([['restart', 'x.service']]);
+  });
+});
+
+describe('signalThatEndedCommand', () => {
+  const failureOf = (run: Promise<unknown>) =>
+    run.then(
+      () => expect.fail('the command was expected to fail'),
+      (error: unknown) => error,
+    );
+
+  it('names the signal another process sent to end the command', async () => {
+    const error = await failureOf(runCommand('sh', ['-c', 'kill -TERM $$; sleep 5'], 10_000));
+    expect(signalThatEndedCommand(error)).toBe('SIGTERM');
+  });
+
+  it.each<[string, () => Promise<unknown>]>([
+    ['its own timeout killed it', () => runCommand('sleep', ['5'], 100)],
+    ['it could not be started', () => runCommand('/nonexistent/systemctl', [], 10_000)],
+  ])('is undefined when %s', async (_name, run) => {
+    expect(signalThatEndedCommand(await failureOf(run()))).toBeUndefined();
+  });
+
+  it('is undefined for an error runCommand did not throw', () => {
+    expect(signalThatEndedCommand(new Error('SIGTERM'))).toBeUndefined();
   });
 });

@@ -46,6 +46,18 @@ export const runCommand: CommandRunner = async (file, args, timeoutMs) => {
   };
 };
 
+/**
+ * The signal another process sent to end a command {@link runCommand} threw
+ * for; undefined for any other failure, its own timeout's kill included.
+ * For a caller whose own command can be caught in a stop it queued.
+ */
+export function signalThatEndedCommand(error: unknown): string | undefined {
+  const cause = error instanceof AgentError ? error.cause : undefined;
+  if (typeof cause !== 'object' || cause === null) return undefined;
+  const { signal, timedOut } = cause as { signal?: unknown; timedOut?: unknown };
+  return typeof signal === 'string' && timedOut !== true ? signal : undefined;
+}
+
 /** Options for {@link createSystemctl}. */
 export interface SystemctlOptions {
   log: Logger;

@@ -1,6 +1,6 @@
 import { unitNames } from '@aks-flex-node/layout';
 import { AgentError, type Logger } from '@aks-flex-node/log';
-import { runCommand, type CommandRunner } from '@aks-flex-node/systemd';
+import { runCommand, signalThatEndedCommand, type CommandRunner } from '@aks-flex-node/systemd';
 
 /**
  * Stops this daemon after its own reset, under systemd: the stop of the agent
@@ -11,7 +11,19 @@ import { runCommand, type CommandRunner } from '@aks-flex-node/systemd';
 export function createSystemdDaemonStopper(log: Logger, run: CommandRunner = runCommand) {
   return async (reason: string): Promise<void> => {
     const args = ['--no-block', 'stop', unitNames.agentSocket, unitNames.agent];
-    const result = await run('systemctl', args, 30_000);
+    let result;
+    try {
+      result = await run('systemctl', args, 30_000);
+    } catch (error) {
+      // The stop it queued can reach this systemctl with SIGTERM before it
+      // exits: the journal shows it once reset has removed the unit file and
+      // reloaded systemd, whose reloaded unit no longer keeps the file's
+      // KillMode=mixed. Killed so, it had queued the stop, which is under way.
+      // Any other failure is one: the daemon would keep serving a reset host.
+      if (signalThatEndedCommand(error) !== 'SIGTERM') throw error;
+      log.info({ reason }, 'the stop of the agent unit began before systemctl returned');
+      return;
+    }
     if (result.exitCode !== 0) {
       throw new AgentError(
         'SYSTEMD_FAILED',
