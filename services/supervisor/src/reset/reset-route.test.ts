@@ -13,7 +13,7 @@ import {
   type HostPaths,
 } from '@aks-flex-node/layout';
 import { acquireActivationLock } from '@aks-flex-node/lock';
-import { createSilentLogger } from '@aks-flex-node/log';
+import { createLogger, createSilentLogger } from '@aks-flex-node/log';
 import type { ResetEffects } from '@aks-flex-node/reset';
 import { buildApp } from '../app.js';
 import type { SupervisorDeps } from '../deps.js';
@@ -40,6 +40,8 @@ let reset: ResetService;
 let calls: string[];
 let stops: string[];
 let failStop: boolean;
+let daemonStopError: Error | undefined;
+let resetLogLines: string[];
 
 const exists = (file: string) =>
   lstat(file).then(
@@ -59,6 +61,8 @@ beforeEach(async () => {
   calls = [];
   stops = [];
   failStop = false;
+  daemonStopError = undefined;
+  resetLogLines = [];
   const effects: ResetEffects = {
     cancelQueuedRestarts: () => Promise.resolve(void calls.push('cancel-restarts')),
     disableNow: (unit) => Promise.resolve(void calls.push(`disable --now ${unit}`)),
@@ -77,12 +81,15 @@ beforeEach(async () => {
   const operations = createOperationRegistry();
   reset = createResetService({
     paths,
-    log,
+    log: createLogger({ destination: { write: (line: string) => resetLogLines.push(line) } }),
     queue,
     registry: operations,
     effects,
     runningUnits: [unitNames.agent, unitNames.agentSocket],
-    stopDaemon: (reason) => Promise.resolve(void stops.push(reason)),
+    stopDaemon: (reason) => {
+      stops.push(reason);
+      return daemonStopError === undefined ? Promise.resolve() : Promise.reject(daemonStopError);
+    },
     now: () => new Date(),
   });
   const deps: SupervisorDeps = {
@@ -194,6 +201,30 @@ describe('POST /v1/reset', () => {
     expect(stops).toEqual([]);
     // Nothing was removed: paths are resolved only after the agent stopped.
     expect(await exists(path.join(paths.unitDir, unitNames.agent))).toBe(true);
+  });
+
+  it('a daemon that cannot queue its own stop leaves the succeeded record as the client read it, and says so', async () => {
+    daemonStopError = new Error('systemctl --no-block stop exited 1 (fake)');
+    const answer = await app.inject({ method: 'POST', url: '/v1/reset', payload: {} });
+    const { id } = operationSchema.parse(answer.json());
+    await reset.drain();
+    // Before, the stop's failure went on to the failure path, which rewrote
+    // the record as failed after the client had been told it succeeded.
+    const recorded = await readOperationRecord(paths.operationsDir, id);
+    expect(recorded).toMatchObject({ kind: 'reset', state: 'succeeded', phase: 'done' });
+    expect(stops).toEqual([`reset ${id}`]);
+    const events = await app.inject({ method: 'GET', url: `/v1/operations/${id}/events` });
+    const last = JSON.parse(events.body.trim().split('\n').at(-1) ?? '') as { state: string };
+    expect(last.state).toBe('succeeded');
+    const logged = resetLogLines.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(logged).toContainEqual(
+      expect.objectContaining({
+        level: 50,
+        opId: id,
+        msg: expect.stringContaining('could not queue its own stop') as unknown,
+        hint: expect.stringContaining('systemctl stop') as unknown,
+      }),
+    );
   });
 
   it('refuses an unknown field', async () => {

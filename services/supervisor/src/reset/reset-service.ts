@@ -67,7 +67,21 @@ export function createResetService(deps: ResetServiceDeps): ResetService {
       removed: report.removed,
       ...(report.keptBinary === undefined ? {} : { keptBinary: report.keptBinary }),
     });
-    await deps.stopDaemon(`reset ${id}`);
+    // The reset is done and recorded, and the client may have read it: a
+    // stop that cannot be queued is this daemon's own trouble, not the
+    // reset's, and must not rewrite the record as failed (nor write under
+    // /var/lib/aks-flex-node while uninstall.sh removes it).
+    await deps.stopDaemon(`reset ${id}`).catch((error: unknown) => {
+      deps.log.error(
+        {
+          err: error,
+          op: 'reset',
+          opId: id,
+          hint: 'stop it with `systemctl stop aks-flex-node-agent.socket aks-flex-node-agent.service`',
+        },
+        'the reset succeeded, but this daemon could not queue its own stop; it keeps serving the reset host',
+      );
+    });
   };
 
   const fail = async (id: string, error: unknown) => {
