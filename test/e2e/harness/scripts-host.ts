@@ -5,6 +5,7 @@ import { repoRoot } from './e2e-paths.js';
 import type { Host } from './host.js';
 import { productBinary } from './product.js';
 import { productPaths, productUnits } from './product-names.js';
+import { readJournal } from './journal.js';
 import { formatCommandResult, runProcess } from './run-process.js';
 import { runOrThrow } from './run-or-throw.js';
 import { readUnitState, waitForUnitState } from './unit-state.js';
@@ -156,5 +157,21 @@ export async function resetThroughDaemon(host: Host): Promise<Operation> {
     timeoutMs: 120_000,
   });
   expect(reset.exitCode, `${reset.stdout}${reset.stderr}`).toBe(0);
-  return operationSchema.parse(JSON.parse(reset.stdout.trim().split('\n').at(-1) ?? ''));
+  const operation = operationSchema.parse(JSON.parse(reset.stdout.trim().split('\n').at(-1) ?? ''));
+  // Once the daemon has gone, its record must still say what the CLI was
+  // told: a daemon that rewrote it while stopping (as one did when the stop
+  // it queued killed its own systemctl) both lied and raced uninstall.sh's
+  // removal of /var/lib/aks-flex-node.
+  await waitForUnitState(host, productUnits.agent, 'inactive', { timeoutMs: 60_000 });
+  const record = await runOrThrow(host, [
+    'cat',
+    `/var/lib/aks-flex-node/operations/${operation.id}.json`,
+  ]);
+  expect(operationSchema.parse(JSON.parse(record.stdout)), record.stdout).toMatchObject({
+    state: operation.state,
+    phase: operation.phase,
+  });
+  const journal = await readJournal(host, productUnits.agent);
+  expect(journal).not.toContain('"msg":"reset failed"');
+  return operation;
 }
