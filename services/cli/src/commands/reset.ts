@@ -12,12 +12,15 @@ import { AgentError, createLogger, isAgentError } from '@aks-flex-node/log';
 import { resetThisHost, type ResetReport } from '@aks-flex-node/reset';
 import { parseCommandArgs } from '../args.js';
 import { askYesNo, printJson, printLine } from '../output.js';
+import { waitForExit } from '../process-exit.js';
 import { requireRoot } from '../require-root.js';
 
 /** How long the daemon may take to answer the request before it counts as not answering. */
 const requestTimeoutMs = 15_000;
 /** How long to wait for the record after the daemon's stream ended without an outcome. */
 const recordWaitMs = 30_000;
+/** How long a daemon that reset its host may take to exit once it has recorded the outcome. */
+const daemonExitWaitMs = 30_000;
 
 /**
  * `aks-flex-node reset [--json] [--yes]`: removes the agent's units, helpers
@@ -69,13 +72,46 @@ export async function runReset(args: string[]): Promise<number> {
  */
 async function resetThroughDaemon(json: boolean): Promise<Operation> {
   const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs: requestTimeoutMs });
+  const daemonPid = await pidOfDaemon(client);
   const started = await client.beginReset();
   await followToEnd(client, started.id, (phase) => {
     if (!json) printLine(`  ${phase}`);
   });
+  const operation = await recordedOutcome(started.id);
+  // The daemon records the outcome and only then queues its own stop, so
+  // without this wait the command could return with the agent still
+  // running, and a script that removes the agent's directories next (as
+  // uninstall.sh does) would race its last moments. The Go releases' reset
+  // returned with the agent stopped; so does this one.
+  if (operation.state === 'succeeded' && daemonPid !== undefined) {
+    if (!(await waitForExit(daemonPid, daemonExitWaitMs))) {
+      process.stderr.write(
+        `warning: the daemon (pid ${daemonPid}) was still running ${daemonExitWaitMs / 1000} s after its reset; stop it with \`systemctl stop aks-flex-node-agent.socket aks-flex-node-agent.service\`\n`,
+      );
+    }
+  }
+  return operation;
+}
+
+/**
+ * The pid of the daemon about to reset, from its status. Unreachable is
+ * passed on (reset then runs offline); any other failure only costs the
+ * wait for its exit.
+ */
+async function pidOfDaemon(client: ApiClient): Promise<number | undefined> {
+  try {
+    return (await client.status()).daemon.pid;
+  } catch (error) {
+    if (isAgentError(error, 'DAEMON_UNREACHABLE')) throw error;
+    return undefined;
+  }
+}
+
+/** The outcome the daemon wrote for reset `id`, which outlives the daemon. */
+function recordedOutcome(id: string): Promise<Operation> {
   return pollUntil(
     async () => {
-      const recorded = await readOperationRecord(hostPaths.operationsDir, started.id);
+      const recorded = await readOperationRecord(hostPaths.operationsDir, id);
       return recorded !== undefined && isTerminalOperationState(recorded.state)
         ? recorded
         : undefined;
@@ -84,14 +120,10 @@ async function resetThroughDaemon(json: boolean): Promise<Operation> {
       timeoutMs: recordWaitMs,
       intervalMs: 250,
       timedOut: () => {
-        throw new AgentError(
-          'DAEMON_ERROR',
-          `the daemon recorded no outcome of reset ${started.id}`,
-          {
-            path: hostPaths.operationsDir,
-            hint: 'see `journalctl -u aks-flex-node-agent`, then run `aks-flex-node reset` again',
-          },
-        );
+        throw new AgentError('DAEMON_ERROR', `the daemon recorded no outcome of reset ${id}`, {
+          path: hostPaths.operationsDir,
+          hint: 'see `journalctl -u aks-flex-node-agent`, then run `aks-flex-node reset` again',
+        });
       },
     },
   );
