@@ -22,6 +22,7 @@ export {
   nspawnUnitNames,
   queuedRestartUnitPrefix,
   spacedRestartUnitPrefix,
+  stopAgentCommand,
   unitNames,
 } from './paths.js';
 export type { HostPaths } from './paths.js';

@@ -145,6 +145,12 @@ export const unitNames = {
 } as const;
 
 /**
+ * What an operator runs to stop the daemon by hand: the socket first and with
+ * it, or a connection would start the agent again.
+ */
+export const stopAgentCommand = `systemctl stop ${unitNames.agentSocket} ${unitNames.agent}`;
+
+/**
  * The Go releases queue the daemon's restart after the move's first pass as a
  * transient unit with this prefix and a timestamp; reset stops any still queued,
  * because one that fires mid-reset starts the daemon again (spec daemon 8.4).

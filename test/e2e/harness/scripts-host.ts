@@ -165,7 +165,7 @@ export async function resetThroughDaemon(host: Host): Promise<Operation> {
   await waitForUnitState(host, productUnits.agent, 'inactive', { timeoutMs: 60_000 });
   const record = await runOrThrow(host, [
     'cat',
-    `/var/lib/aks-flex-node/operations/${operation.id}.json`,
+    path.join(productPaths.operationsDir, `${operation.id}.json`),
   ]);
   expect(operationSchema.parse(JSON.parse(record.stdout)), record.stdout).toMatchObject({
     state: operation.state,

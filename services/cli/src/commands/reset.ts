@@ -6,7 +6,7 @@ import {
   type Operation,
 } from '@aks-flex-node/api';
 import { readOperationRecord } from '@aks-flex-node/agentbinary';
-import { hostPaths } from '@aks-flex-node/layout';
+import { hostPaths, stopAgentCommand } from '@aks-flex-node/layout';
 import { pollUntil } from '@aks-flex-node/lock';
 import { AgentError, createLogger, isAgentError } from '@aks-flex-node/log';
 import { resetThisHost, type ResetReport } from '@aks-flex-node/reset';
@@ -86,7 +86,7 @@ async function resetThroughDaemon(json: boolean): Promise<Operation> {
   if (operation.state === 'succeeded' && daemonPid !== undefined) {
     if (!(await waitForExit(daemonPid, daemonExitWaitMs))) {
       process.stderr.write(
-        `warning: the daemon (pid ${daemonPid}) was still running ${daemonExitWaitMs / 1000} s after its reset; stop it with \`systemctl stop aks-flex-node-agent.socket aks-flex-node-agent.service\`\n`,
+        `warning: the daemon (pid ${daemonPid}) was still running ${daemonExitWaitMs / 1000} s after its reset; stop it with \`${stopAgentCommand}\`\n`,
       );
     }
   }

@@ -1,6 +1,6 @@
 import type { Operation } from '@aks-flex-node/api';
 import { writeOperationRecord } from '@aks-flex-node/agentbinary';
-import type { HostPaths } from '@aks-flex-node/layout';
+import { stopAgentCommand, type HostPaths } from '@aks-flex-node/layout';
 import { messageOf, type Logger } from '@aks-flex-node/log';
 import { resetAgent, type ResetEffects, type ResetReport } from '@aks-flex-node/reset';
 import type { MutationQueue } from '../mutation-queue.js';
@@ -77,7 +77,7 @@ export function createResetService(deps: ResetServiceDeps): ResetService {
           err: error,
           op: 'reset',
           opId: id,
-          hint: 'stop it with `systemctl stop aks-flex-node-agent.socket aks-flex-node-agent.service`',
+          hint: `stop it with \`${stopAgentCommand}\``,
         },
         'the reset succeeded, but this daemon could not queue its own stop; it keeps serving the reset host',
       );
