@@ -1,4 +1,6 @@
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -15,6 +17,7 @@ import type { ResetService } from './reset/reset-service.js';
 import type { SupervisorDeps } from './deps.js';
 import { createHostView, hostViewMaxAgeMs, hostViewQuietMs } from './host-view.js';
 import { createMutationQueue } from './mutation-queue.js';
+import { stopAccepting, watchConnections } from './socket/connection-drain.js';
 import { createStartupGate, type StartupGate } from './startup/startup-gate.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
 import type { UpgradeService } from './upgrade/upgrade-service.js';
@@ -457,5 +460,132 @@ describe('GET /v1/status answers from the view the daemon keeps', () => {
     fake.host = moved;
     fake.clock += hostViewQuietMs + 1;
     expect((await readStatus()).hostRoot.state).toBe('installed');
+  });
+});
+
+/** One HTTP/1.1 exchange on an open connection: the response's head lines and body. */
+async function exchange(
+  connection: net.Socket,
+  request: string,
+): Promise<{ status: number; headers: string[]; body: string }> {
+  let received = Buffer.alloc(0);
+  const whole = new Promise<{ head: string; body: string }>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      const end = received.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = received.subarray(0, end).toString();
+      const length = Number(/^content-length: (\d+)$/im.exec(head)?.[1] ?? 'NaN');
+      if (received.length < end + 4 + length) return;
+      connection.off('data', onData);
+      resolve({ head, body: received.subarray(end + 4, end + 4 + length).toString() });
+    };
+    connection.on('data', onData);
+    connection.once('error', reject);
+  });
+  connection.write(request);
+  const { head, body } = await whole;
+  const [statusLine = '', ...headers] = head.split('\r\n');
+  return { status: Number(statusLine.split(' ')[1]), headers, body };
+}
+
+describe('GET /v1/status on the listening socket', () => {
+  // Every request fastify routes; one the fast path answers never reaches it.
+  let routed: string[];
+  let socketPath: string;
+
+  const listen = async (options: Parameters<typeof build>[0] = {}) => {
+    await build(options);
+    routed = [];
+    app.addHook('onRequest', (request, _reply, done) => {
+      routed.push(request.url);
+      done();
+    });
+    // The daemon fills its host view before it serves (main.ts); this first read does here.
+    await app.inject({ method: 'GET', url: '/v1/status' });
+    routed = [];
+    socketPath = path.join(tmp, 'agent.sock');
+    // As the daemon does (socket/listen.ts): shutdown's drain follows the connections.
+    watchConnections(app.server);
+    await app.listen({ path: socketPath });
+  };
+  const connect = async () => {
+    const connection = net.connect(socketPath);
+    await once(connection, 'connect');
+    return connection;
+  };
+  const get = (url: string) => `GET ${url} HTTP/1.1\r\nHost: agent\r\n\r\n`;
+  // The Date header is the clock's; everything else must match byte for byte.
+  const withoutDate = (headers: string[]) => headers.filter((line) => !/^date:/i.test(line));
+
+  it('answers a plain poll ahead of fastify with the bytes the route sends', async () => {
+    await listen();
+    const connection = await connect();
+    try {
+      const fast = await exchange(connection, get('/v1/status'));
+      expect(routed).toEqual([]);
+      // A query string is not the fast path's: fastify's route answers it.
+      const routedAnswer = await exchange(connection, get('/v1/status?from=test'));
+      expect(routed).toEqual(['/v1/status?from=test']);
+      expect(fast.status).toBe(200);
+      expect(withoutDate(fast.headers)).toEqual(withoutDate(routedAnswer.headers));
+      expect(fast.headers).toContain('content-type: application/json; charset=utf-8');
+      expect(fast.body).toBe(routedAnswer.body);
+      expect(statusResponseSchema.parse(JSON.parse(fast.body)).daemon.uptimeSeconds).toBe(2.5);
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it("keeps fastify's server timeouts on the server it makes", async () => {
+    await listen();
+    // fastify's default keep-alive and the request timeout buildApp sets.
+    expect(app.server.keepAliveTimeout).toBe(72_000);
+    expect(app.server.requestTimeout).toBe(120_000);
+  });
+
+  it('leaves to fastify a poll whose host view must be refreshed first, and answers it fresh', async () => {
+    await listen();
+    const connection = await connect();
+    try {
+      await exchange(connection, get('/v1/status'));
+      fake.host = moved;
+      fake.clock += hostViewQuietMs + 1;
+      const answer = await exchange(connection, get('/v1/status'));
+      expect(routed).toEqual(['/v1/status']);
+      expect(statusResponseSchema.parse(JSON.parse(answer.body)).hostRoot.state).toBe('installed');
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it('leaves an answer outside the schema to fastify, which refuses and logs it as any route', async () => {
+    const { log, lines } = capturedLog();
+    const gate = openGate();
+    await listen({ log, gate: { ...gate, view: () => ({ gate: 'ajar' }) as never } });
+    const connection = await connect();
+    try {
+      const answer = await exchange(connection, get('/v1/status'));
+      expect(routed).toEqual(['/v1/status']);
+      expect(answer.status).toBe(500);
+      expect(problemSchema.parse(JSON.parse(answer.body)).code).toBe('INTERNAL');
+      expect(lines.some((line) => line.level === 50 && line.reqId !== undefined)).toBe(true);
+    } finally {
+      connection.destroy();
+    }
+  });
+
+  it('leaves to fastify a poll that arrives once the server stops accepting', async () => {
+    await listen();
+    const connection = await connect();
+    try {
+      await exchange(connection, get('/v1/status'));
+      await stopAccepting(app.server);
+      const answer = await exchange(connection, get('/v1/status'));
+      expect(answer.status).toBe(200);
+      expect(routed).toEqual(['/v1/status']);
+    } finally {
+      connection.destroy();
+    }
   });
 });

@@ -4,7 +4,6 @@ import {
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyRequest,
-  type FastifyServerFactory,
   type onRequestHookHandler,
   type RouteOptions,
 } from 'fastify';
@@ -19,26 +18,21 @@ import { hostRootRoutes } from './routes/host-root.js';
 import { nspawnHookRoutes } from './routes/nspawn-hooks.js';
 import { operationEventRoutes } from './routes/operation-events.js';
 import { resetRoutes } from './routes/reset.js';
+import { createStatusAnswer } from './routes/status-answer.js';
 import { statusRoutes } from './routes/status.js';
+import { statusFastPathServer } from './socket/status-fast-path.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './routes/zod-type-provider.js';
 
 /** The fastify options that decide how the daemon's shutdown treats requests. */
 export const shutdownServerOptions = { return503OnClosing: false } as const;
-
-/** Options for {@link buildApp} that concern the server, not the routes. */
-export interface BuildAppOptions {
-  serverFactory?: FastifyServerFactory;
-}
 
 /**
  * Builds the API without binding anything, so tests drive it with inject().
  * One plugin per resource, each route carrying its schemas; the error handler
  * turns every error into problem+json.
  */
-export async function buildApp(
-  deps: SupervisorDeps,
-  options: BuildAppOptions = {},
-): Promise<FastifyInstance> {
+export async function buildApp(deps: SupervisorDeps): Promise<FastifyInstance> {
+  const status = createStatusAnswer(deps);
   // Typed as fastify's base logger so the instance is a plain FastifyInstance.
   const loggerInstance: FastifyBaseLogger = deps.log;
   const app = fastify({
@@ -64,7 +58,8 @@ export async function buildApp(
     clientErrorHandler: (error, socket) => {
       answerClientError(error, socket, deps.log);
     },
-    ...(options.serverFactory === undefined ? {} : { serverFactory: options.serverFactory }),
+    // Status polls are answered ahead of fastify when they can be (see the factory).
+    serverFactory: statusFastPathServer(status),
   });
   // Each route declares its body, params and responses as zod schemas.
   app.setValidatorCompiler(zodValidatorCompiler);
@@ -112,7 +107,7 @@ export async function buildApp(
       reply,
     ),
   );
-  await app.register(statusRoutes(deps));
+  await app.register(statusRoutes(status));
   await app.register(hostRootRoutes(deps));
   await app.register(agentUpgradeRoutes(deps));
   await app.register(operationEventRoutes(deps));

@@ -1,0 +1,53 @@
+import type { StatusResponse } from '@aks-flex-node/api';
+import type { SupervisorDeps } from '../deps.js';
+import type { HostSnapshot } from '../host-view.js';
+import { createStatusSerializer } from './status-serializer.js';
+
+/**
+ * What `GET /v1/status` answers, in one place for both ways a request reaches
+ * it: fastify's route and the server's fast path (socket/status-fast-path.ts).
+ * Both read the same host view and write through the same serializer, so
+ * they cannot answer differently.
+ */
+export interface StatusAnswer {
+  /** The answer now, or once the host view is refreshed when it is too old to serve. */
+  readonly read: () => StatusResponse | Promise<StatusResponse>;
+  /** The answer's JSON: validated against the schema, byte for byte what the route sends. */
+  readonly serialize: (data: StatusResponse) => string;
+  /**
+   * The answer's JSON when it can be written without waiting (the host view
+   * is fresh); undefined when the host view must be refreshed first.
+   * Throws what {@link serialize} throws.
+   */
+  readonly bodyNow: () => string | undefined;
+}
+
+export function createStatusAnswer(
+  deps: Pick<SupervisorDeps, 'daemon' | 'now' | 'version' | 'startup' | 'hostView'>,
+): StatusAnswer {
+  const serialize = createStatusSerializer();
+  const answer = (host: HostSnapshot): StatusResponse => ({
+    daemon: {
+      pid: deps.daemon.pid,
+      uptimeSeconds: Math.max(0, (deps.now() - deps.daemon.startedAt) / 1000),
+      executable: deps.daemon.executable,
+      socket: deps.daemon.socket,
+      socketPath: deps.daemon.socketPath,
+    },
+    version: deps.version,
+    hostRoot: host.hostRoot,
+    activationInProgress: host.activationInProgress,
+    startup: deps.startup.view(),
+  });
+  return {
+    read: () => {
+      const host = deps.hostView.read();
+      return host instanceof Promise ? host.then(answer) : answer(host);
+    },
+    serialize,
+    bodyNow: () => {
+      const host = deps.hostView.read();
+      return host instanceof Promise ? undefined : serialize(answer(host));
+    },
+  };
+}
