@@ -3,11 +3,12 @@ import { connect, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fastify, type FastifyInstance } from 'fastify';
+import { fastify, type FastifyInstance, type FastifyServerFactory } from 'fastify';
 import { createSilentLogger } from '@aks-flex-node/log';
 import { shutdownServerOptions } from '../app.js';
 import { closeWithin } from './close-within.js';
 import { listenOn } from './listen.js';
+import { statusFastPathServer } from './status-fast-path.js';
 
 // A daemon stopping for a restart must answer every connection it accepted:
 // a connection it cuts off unanswered is a request refused, though systemd
@@ -23,13 +24,34 @@ let releaseSlow: () => void;
 let slowEntered: Promise<void>;
 const clients: Socket[] = [];
 
-beforeEach(async () => {
+/**
+ * The servers closeWithin must drain: the one the daemon serves on, made by
+ * its factory (fastify closes such a server's connections only when it
+ * listened on it itself), and fastify's own. The stub answers no status
+ * poll itself, so every request here goes through fastify.
+ */
+const servers: [string, FastifyServerFactory | undefined][] = [
+  [
+    "the daemon's server",
+    statusFastPathServer({
+      read: () => Promise.reject(new Error('no status here')),
+      serialize: () => '',
+      bodyNow: () => undefined,
+    }),
+  ],
+  ["fastify's own server", undefined],
+];
+
+async function start(serverFactory: FastifyServerFactory | undefined): Promise<void> {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'close-within-'));
   socketPath = path.join(tmp, 'run/agent.sock');
   let enter: () => void = () => undefined;
   slowEntered = new Promise((resolve) => (enter = resolve));
   const released = new Promise<void>((resolve) => (releaseSlow = resolve));
-  app = fastify({ ...shutdownServerOptions });
+  app = fastify({
+    ...shutdownServerOptions,
+    ...(serverFactory === undefined ? {} : { serverFactory }),
+  });
   app.get('/fast', () => ({ ok: true }));
   app.get('/slow', async () => {
     enter();
@@ -38,7 +60,7 @@ beforeEach(async () => {
   });
   await app.ready();
   await listenOn(app.server, { kind: 'self-bound', socketPath });
-});
+}
 
 afterEach(async () => {
   for (const client of clients) client.destroy();
@@ -79,7 +101,38 @@ function statusLines(text: string): string[] {
   return text.match(/HTTP\/1\.1 \d{3} [A-Za-z ]+/g) ?? [];
 }
 
-describe('closeWithin', () => {
+describe.each(servers)('closeWithin, on %s', (_name, serverFactory) => {
+  beforeEach(async () => {
+    await start(serverFactory);
+  });
+
+  it('closes a kept-alive connection that is idle at once, and returns once it has closed', async () => {
+    const client = await connectAccepted();
+    const answer = readUntilClosed(client);
+    client.write(request('/fast'));
+    await new Promise<void>((resolve) =>
+      client.once('data', () => {
+        resolve();
+      }),
+    );
+
+    await closeWithin(app, graceMs, createSilentLogger());
+
+    const open = await new Promise<number>((resolve, reject) =>
+      app.server.getConnections((error, count) => {
+        if (error) reject(error);
+        else resolve(count);
+      }),
+    );
+    expect(open).toBe(0);
+    // Closed by the server, not by the keep-alive timeout (72 s) or the grace (5 s).
+    const ended = await Promise.race([
+      answer,
+      new Promise<undefined>((resolve) => setTimeout(resolve, 1_000, undefined)),
+    ]);
+    expect(ended === undefined ? [] : statusLines(ended)).toEqual(['HTTP/1.1 200 OK']);
+  });
+
   it('answers a connection it accepted before the close, though its request arrives after', async () => {
     const client = await connectAccepted();
     const answer = readUntilClosed(client);

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from '@aks-flex-node/log';
-import { stopAccepting } from './connection-drain.js';
+import { closeConnections, stopAccepting } from './connection-drain.js';
 
 /** How long shutdown waits for requests in flight before it cuts their connections. */
 export const shutdownGraceMs = 5_000;
@@ -28,7 +28,9 @@ export async function closeWithin(
   }, graceMs);
   try {
     await stopAccepting(app.server);
+    // From here fastify answers with `Connection: close`.
     await app.close();
+    await closeConnections(app.server);
   } finally {
     clearTimeout(timer);
   }
