@@ -1,4 +1,4 @@
-import { unitNames } from '@aks-flex-node/layout';
+import { stopAgentCommand, unitNames } from '@aks-flex-node/layout';
 import { AgentError, type Logger } from '@aks-flex-node/log';
 import { runCommand, signalThatEndedCommand, type CommandRunner } from '@aks-flex-node/systemd';
 
@@ -28,7 +28,8 @@ export function createSystemdDaemonStopper(log: Logger, run: CommandRunner = run
       throw new AgentError(
         'SYSTEMD_FAILED',
         `systemctl ${args.join(' ')} exited ${result.exitCode}: ${result.stderr.trim()}`,
-        { hint: 'stop it with `systemctl stop aks-flex-node-agent.service`' },
+        // The socket too: stopped alone, the agent is started again by its socket's next client.
+        { hint: `stop it with \`${stopAgentCommand}\`` },
       );
     }
     log.info({ reason }, 'queued the stop of the agent unit');
