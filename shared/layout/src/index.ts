@@ -17,6 +17,7 @@ export {
   stagingSuffix,
 } from './names.js';
 export {
+  agentUnits,
   hostPaths,
   hostPathsUnder,
   nspawnUnitNames,

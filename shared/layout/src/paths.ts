@@ -145,10 +145,14 @@ export const unitNames = {
 } as const;
 
 /**
- * What an operator runs to stop the daemon by hand: the socket first and with
- * it, or a connection would start the agent again.
+ * The agent's socket and service, the socket first. They are enabled,
+ * started and stopped together: stopped alone, the service is started again
+ * by the socket's next connection.
  */
-export const stopAgentCommand = `systemctl stop ${unitNames.agentSocket} ${unitNames.agent}`;
+export const agentUnits: readonly string[] = [unitNames.agentSocket, unitNames.agent];
+
+/** What an operator runs to stop the daemon by hand. */
+export const stopAgentCommand = `systemctl stop ${agentUnits.join(' ')}`;
 
 /**
  * The Go releases queue the daemon's restart after the move's first pass as a

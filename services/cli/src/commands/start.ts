@@ -2,7 +2,7 @@ import { convergeHostInstall } from '@aks-flex-node/agentbinary';
 import { createApiClient, type StatusResponse } from '@aks-flex-node/api';
 import { defaultAgentConfig, readAgentConfig, readConfigFile } from '@aks-flex-node/config';
 import { exists, writeFileAtomic } from '@aks-flex-node/fs';
-import { hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
+import { agentUnits, hostPaths, type HostPaths } from '@aks-flex-node/layout';
 import { pollUntil, withActivationLock } from '@aks-flex-node/lock';
 import { AgentError, isAgentError, type Logger } from '@aks-flex-node/log';
 import { createHost, type Host } from '@aks-flex-node/systemd';
@@ -88,10 +88,9 @@ export async function startAgent(
       await convergeHostInstall({ paths, log, executable, systemctl: host.systemctl });
     },
   );
-  const units = [unitNames.agentSocket, unitNames.agent];
-  await host.systemctl.enable(units);
-  await host.systemctl.start(units);
-  log.info({ units }, 'started the agent');
+  await host.systemctl.enable(agentUnits);
+  await host.systemctl.start(agentUnits);
+  log.info({ units: agentUnits }, 'started the agent');
   const status = await waitForDaemon(deps, deps.answerTimeoutMs ?? 60_000);
   return { status, sentence: 'the agent is installed and running' };
 }

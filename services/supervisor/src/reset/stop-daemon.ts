@@ -1,4 +1,4 @@
-import { stopAgentCommand, unitNames } from '@aks-flex-node/layout';
+import { agentUnits, stopAgentCommand } from '@aks-flex-node/layout';
 import { AgentError, type Logger } from '@aks-flex-node/log';
 import { runCommand, signalThatEndedCommand, type CommandRunner } from '@aks-flex-node/systemd';
 
@@ -10,7 +10,7 @@ import { runCommand, signalThatEndedCommand, type CommandRunner } from '@aks-fle
  */
 export function createSystemdDaemonStopper(log: Logger, run: CommandRunner = runCommand) {
   return async (reason: string): Promise<void> => {
-    const args = ['--no-block', 'stop', unitNames.agentSocket, unitNames.agent];
+    const args = ['--no-block', 'stop', ...agentUnits];
     let result;
     try {
       result = await run('systemctl', args, 30_000);
@@ -28,7 +28,6 @@ export function createSystemdDaemonStopper(log: Logger, run: CommandRunner = run
       throw new AgentError(
         'SYSTEMD_FAILED',
         `systemctl ${args.join(' ')} exited ${result.exitCode}: ${result.stderr.trim()}`,
-        // The socket too: stopped alone, the agent is started again by its socket's next client.
         { hint: `stop it with \`${stopAgentCommand}\`` },
       );
     }
