@@ -46,6 +46,8 @@ export function createStatusAnswer(
     },
     serialize,
     bodyNow: () => {
+      // Not read(): a refresh's promise chained here and dropped would be an
+      // unhandled rejection if the refresh failed; fastify's route awaits it.
       const host = deps.hostView.read();
       return host instanceof Promise ? undefined : serialize(answer(host));
     },
