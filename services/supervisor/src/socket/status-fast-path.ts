@@ -3,7 +3,7 @@ import type { FastifyServerFactory } from 'fastify';
 import { apiRoutes } from '@aks-flex-node/api';
 import type { StatusAnswer } from '../routes/status-answer.js';
 
-/** The headers fastify sends with the status route's JSON, in its order. */
+/** The content type fastify sends with the status route's JSON; the length follows it, as in fastify's reply. */
 const jsonContentType = 'application/json; charset=utf-8';
 
 /**
