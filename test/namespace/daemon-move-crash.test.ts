@@ -16,6 +16,7 @@ if (unavailable !== undefined)
 function crashAt(failpoint: string) {
   return runOnPrivateHost(
     String.raw`${legacyHost}
+    localdns_install
     state() { if [ -L /opt/unbounded/agent ]; then echo linked; elif [ -e /opt/unbounded/agent/.moving ]; then echo moving; elif [ -d /opt/unbounded/agent ]; then echo installed; else echo absent; fi; }
     armed=$FAILPOINT; fired=no; starts=0; ended=
     while [ $starts -lt 6 ]; do
@@ -27,6 +28,7 @@ function crashAt(failpoint: string) {
         echo "kill_state=$(state)"
         echo "kill_unit=$(unit_binary)"
         if "$(unit_binary)" version >/dev/null 2>&1; then echo kill_unit_runs=yes; else echo kill_unit_runs=no; fi
+        if "$(localdns_helper)" up >/dev/null 2>&1; then echo kill_localdns_runs=yes; else echo kill_localdns_runs=no; fi
         continue
       fi
       case "$ended" in *_gate=open) break ;; *_exited=0) continue ;; *) echo "unexpected=$ended"; break ;; esac
@@ -36,6 +38,7 @@ function crashAt(failpoint: string) {
     echo "end_state=$(state)"
     echo "end_unit=$(unit_binary)"
     if "$(unit_binary)" version >/dev/null 2>&1; then echo end_unit_runs=yes; else echo end_unit_runs=no; fi
+    echo "end_localdns=$(localdns_helper)"
     echo "end_legacy_left=$(ls /usr/local/lib | wc -l) seed=$(test -e /usr/local/bin/aks-flex-node && echo kept || echo gone)"`,
     240_000,
     { FAILPOINT: failpoint },
@@ -74,7 +77,10 @@ describe.skipIf(unavailable !== undefined)('the daemon killed during the move', 
         seen.end_unit === '/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current' &&
         seen.end_unit_runs === 'yes' &&
         seen.end_legacy_left === '0 seed=gone' &&
+        seen.end_localdns === '/opt/unbounded/agent/libexec/unbounded-localdns-network' &&
         (seen.kill_unit_runs === undefined || seen.kill_unit_runs === 'yes') &&
+        // Nor may the LocalDNS unit name a helper that is gone, at any kill.
+        (seen.kill_localdns_runs === undefined || seen.kill_localdns_runs === 'yes') &&
         // The undo runs only when the copy cannot run; here it always can.
         (undo ? seen.fired?.startsWith('no') === true : seen.fired?.startsWith('yes') === true);
       if (!ok)

@@ -9,7 +9,9 @@ describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () 
   it('pass 1 from /usr/local queues its restart; pass 2 from the copy finishes; the seed goes only then', () => {
     const run = runOnPrivateHost(
       String.raw`${legacyHost}
+      localdns_install
       run_daemon_until_exit_or_gate pass1 /usr/local/lib/aks-flex-node/aks-flex-node-current
+      echo "after1_localdns=$(localdns_helper) $("$(localdns_helper)" up)"
       echo "after1_state=$(test -L /opt/unbounded/agent && echo link || echo dir) marker=$(test -e /opt/unbounded/agent/.moving && echo yes || echo no)"
       echo "after1_unit=$(unit_binary)"
       echo "after1_legacy=$(test -e /usr/local/lib/aks-flex-node/aks-flex-node-blue && echo kept || echo gone) seed=$(test -f /usr/local/bin/aks-flex-node && echo kept || echo gone)"
@@ -22,6 +24,7 @@ describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () 
       # Not even the confinement's write path: it is rendered only while the legacy root is in use.
       grep -H /usr/local /etc/systemd/system/*.service | sed "s/^/mention: /" || true
       echo "units_naming_usr_local=$(cat /etc/systemd/system/*.service | grep -c /usr/local)"
+      echo "after2_localdns=$(localdns_helper) $("$(localdns_helper)" up) $(stat -c %a "$(localdns_helper)")"
       "$(unit_binary)" version >/dev/null && echo after2_unit_runs=yes`,
       180_000,
     );
@@ -33,11 +36,17 @@ describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () 
       after1_unit: '/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current',
       after1_legacy: 'kept seed=kept',
       after1_unit_runs: 'yes',
+      // The Go library's LocalDNS unit follows its helper, or the next boot
+      // would run a helper pass 2 removed.
+      after1_localdns:
+        '/opt/unbounded/agent/libexec/unbounded-localdns-network localdns-network up',
       pass2_gate: 'open',
       status_state: 'installed move=moved',
       after2_legacy: 'x seed=gone',
       after2_unit: '/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current record=gone',
       units_naming_usr_local: '0',
+      after2_localdns:
+        '/opt/unbounded/agent/libexec/unbounded-localdns-network localdns-network up 700',
       after2_unit_runs: 'yes',
     });
   });

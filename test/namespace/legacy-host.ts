@@ -14,6 +14,16 @@ printf '[Service]\nExecStart=/usr/local/lib/aks-flex-node/aks-flex-node-current 
   > /etc/systemd/system/aks-flex-node-agent.service
 echo '{}' > /etc/cfg.json
 unit_binary() { sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' /etc/systemd/system/aks-flex-node-agent.service; }
+# LocalDNS as the Go agent library leaves it: its helper under /usr/local
+# (0700) and a unit naming it, which this product never writes.
+localdns_install() {
+  mkdir -p /usr/local/libexec
+  printf '#!/bin/sh\necho "localdns-network $*"\n' > /usr/local/libexec/unbounded-localdns-network
+  chmod 0700 /usr/local/libexec/unbounded-localdns-network
+  printf '[Unit]\nBefore=systemd-nspawn@kube1.service\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=/usr/local/libexec/unbounded-localdns-network up --interface localdns\nExecStop=/usr/local/libexec/unbounded-localdns-network down\n[Install]\nWantedBy=multi-user.target\n' \
+    > /etc/systemd/system/unbounded-localdns-network.service
+}
+localdns_helper() { sed -n 's/^ExecStart=\([^ ]*\) .*/\1/p' /etc/systemd/system/unbounded-localdns-network.service; }
 pid=
 run_daemon_until_exit_or_gate() { # prefix binary -> prints <prefix>_exited=<code> or <prefix>_gate=open
   local prefix=$1; shift

@@ -8,6 +8,7 @@ import { exists, syncDirectory } from '@aks-flex-node/fs';
 import { systemMoveHost, type MoveHost } from '@aks-flex-node/hostroot';
 import { unitNames, type HostPaths } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
+import { rewriteLocalDnsUnit } from '@aks-flex-node/nspawn';
 import type { Systemctl } from '@aks-flex-node/systemd';
 import type { RestartExecutor } from '../upgrade/restart-executor.js';
 
@@ -15,9 +16,8 @@ import type { RestartExecutor } from '../upgrade/restart-executor.js';
  * The nspawn lifecycle step of a unit rewrite: install this release's helper
  * at `<root>/bin/unbounded-agent-nspawn-lifecycle` from the running binary,
  * then the hooks (regenerate-config unit, `systemd-nspawn@MACHINE.service.d`
- * override) and the LocalDNS unit naming it. The nspawn service (issue 9,
- * nspawn part) supplies it; until it does, the daemon passes none and this
- * step is skipped with a log line saying so.
+ * override) naming it. The daemon supplies it; a daemon built without it
+ * skips the step with a log line saying so.
  */
 export type NspawnHookRefresh = (root: string) => Promise<void>;
 
@@ -47,8 +47,8 @@ export function createDaemonMoveHost(deps: DaemonMoveHostDeps): MoveHost {
 
 /**
  * Points the agent unit, the recovery unit and script, and the upgrade guard
- * at `root` (dependencies first, as at every start), then the nspawn hooks,
- * reloads systemd, and syncs the directories so the renames are durable
+ * at `root` (dependencies first, as at every start), then the nspawn hooks
+ * and the LocalDNS unit, reloads systemd, and syncs the directories so the renames are durable
  * before pass 2 removes what the old units named. Idempotent: it runs on
  * both passes and in the undo.
  */
@@ -65,11 +65,14 @@ async function rewriteUnitsAt(deps: DaemonMoveHostDeps, root: string): Promise<v
   if (deps.refreshNspawnHooks === undefined) {
     log.warn(
       { root },
-      'this build has no nspawn lifecycle step: the nspawn hooks and the LocalDNS unit are not rewritten',
+      'this build has no nspawn lifecycle step: the nspawn hooks are not rewritten',
     );
   } else {
     await deps.refreshNspawnHooks(root);
   }
+  // Whether or not this product wrote the agent's units: a Go release's
+  // LocalDNS unit names the legacy helper, which pass 2 removes.
+  await rewriteLocalDnsUnit(root, paths, log);
   await deps.systemctl?.daemonReload();
   if (ownsUnits) {
     await syncDirectory(paths.unitDir);
