@@ -45,6 +45,8 @@ readonly lib=/usr/local/lib/aks-flex-node
   { echo "$script_name: $bench_lib lacks api-load.mjs or daemon-sandbox.sh (bench/api.sh's)" >&2; exit 1; }
 # shellcheck source=/dev/null # bench/lib/daemon-sandbox.sh, from bench/api.sh's work
 source "$bench_lib/daemon-sandbox.sh"
+# shellcheck source=bench/lib/machine-steal.sh
+source "$workspace/bench/lib/machine-steal.sh"
 
 die() {
   echo "$script_name: $*" >&2
@@ -59,9 +61,18 @@ load_command() { # seconds -> sets load_argv
     --rate "$rate" --duration "$1" --json)
 }
 
+# Adds to a load's JSON the hypervisor's share of the machine's CPU time
+# since `since` (machine_ticks): the load's p99 is read beside it.
+with_steal() { # since json -> JSON line
+  jq -c --argjson steal "$(steal_pct_between "$1" "$(machine_ticks)")" '. + {steal_pct: $steal}' <<<"$2"
+}
+
 run_load() { # seconds -> JSON line
+  local since result
   load_command "$1"
-  "${load_argv[@]}"
+  since=$(machine_ticks)
+  result=$("${load_argv[@]}")
+  with_steal "$since" "$result"
 }
 
 # What the no-systemd restart executor logs when the work is done and the
@@ -75,17 +86,22 @@ start_load() { # out
   load_command 600
   "${load_argv[@]}" >"$1" &
   load_job=$!
+  load_out=$1
+  load_since=$(machine_ticks)
 }
 
 # The clients connected and steady, the load counts from now (SIGUSR1).
 count_from_now() {
   kill -USR1 "$load_job"
+  load_since=$(machine_ticks)
 }
 
 stop_load() {
   kill -TERM "$load_job"
   wait "$load_job" || die "the load generator failed"
   load_job=
+  with_steal "$load_since" "$(cat "$load_out")" >"$load_out.steal"
+  mv "$load_out.steal" "$load_out"
 }
 
 log_count() { grep -cF "$1" "$sandbox_log" || true; }
@@ -271,7 +287,7 @@ main() {
   jq -n --arg binary "$binary" --argjson clients "$clients" --argjson rate "$rate" \
     --argjson idle "$idle" --argjson move "$move" --argjson upgrade "$upgrade" '
     def row($name; $l; $work): {scenario: $name, work_ms: $work, p50_ms: $l.p50_ms, p99_ms: $l.p99_ms,
-      max_ms: $l.max_ms, requests: $l.requests, errors: $l.errors};
+      max_ms: $l.max_ms, requests: $l.requests, errors: $l.errors, steal_pct: $l.steal_pct};
     {bench: "api-during", binary: $binary, clients: $clients, rate_per_client: $rate,
      goal: {p99_ms_max: 2, errors: 0},
      rows: [row("idle (baseline)"; $idle.load; null),
@@ -279,8 +295,8 @@ main() {
             row("during upgrade staging + switch"; $upgrade.load; $upgrade.staged_and_switched_ms)]
        | map(. + {p99_ratio_to_idle: (if .p99_ms == null then null else (.p99_ms / $idle.load.p99_ms * 100 | round / 100) end)}),
      move: $move, upgrade: $upgrade}' >"$json_out"
-  jq -r '["scenario", "work_ms", "p50_ms", "p99_ms", "max_ms", "requests", "errors", "p99/idle"],
-    (.rows[] | [.scenario, (.work_ms // "-"), .p50_ms, .p99_ms, .max_ms, .requests, .errors, .p99_ratio_to_idle]) | @tsv' "$json_out" |
+  jq -r '["scenario", "work_ms", "p50_ms", "p99_ms", "max_ms", "requests", "errors", "p99/idle", "steal%"],
+    (.rows[] | [.scenario, (.work_ms // "-"), .p50_ms, .p99_ms, .max_ms, .requests, .errors, .p99_ratio_to_idle, (.steal_pct // "-")]) | @tsv' "$json_out" |
     column -t -s $'\t'
   jq -r '"move: pass 1 \(.move.pass1_ms) ms under load (\(.move.unloaded_pass1_ms) ms without), pass 2 \(.move.pass2_ms) ms, restart gap \(.move.restart_gap_ms) ms (no socket unit here)"' "$json_out"
   echo "JSON: $json_out"

@@ -35,6 +35,8 @@ readonly path=/v1/status
 
 # shellcheck source=bench/lib/daemon-sandbox.sh
 source "$workspace/bench/lib/daemon-sandbox.sh"
+# shellcheck source=bench/lib/machine-steal.sh
+source "$workspace/bench/lib/machine-steal.sh"
 
 die() {
   echo "$script_name: $*" >&2
@@ -56,14 +58,20 @@ cpu_ticks() { # pid
 # per answered request (µs) to its JSON: unlike throughput on a 2-core machine
 # shared with the load generator, it does not depend on how the two were
 # scheduled. A paced run answers too few requests for the clock's 10 ms ticks.
+# Each run also records the share of the machine's CPU time the hypervisor
+# stole meanwhile (bench/lib/machine-steal.sh).
 load_server() { # pid socket clients mode
-  local before result after
+  local before result after machine_before machine_after
   before=$(cpu_ticks "$1")
+  machine_before=$(machine_ticks)
   result=$(run_load "$2" "$3" "$4")
   after=$(cpu_ticks "$1")
+  machine_after=$(machine_ticks)
   jq -c --argjson ticks $((after - before)) --argjson hz "$(getconf CLK_TCK)" --arg mode "$4" \
+    --argjson steal "$(steal_pct_between "$machine_before" "$machine_after")" \
     '. + {server_cpu_us_per_request: (if $mode == "saturated" and .ok > 0
-      then ($ticks / $hz * 1e6 / .ok * 10 | round / 10) else null end)}' <<<"$result"
+      then ($ticks / $hz * 1e6 / .ok * 10 | round / 10) else null end),
+      steal_pct: $steal}' <<<"$result"
 }
 
 # Of two memory samples (sandbox_memory_json's JSON), the one with more resident.
@@ -194,10 +202,10 @@ inside() {
     (.memory_mib | to_entries[] | "  \(.key): \(.value.rss) (\(.value.anon) + \(.value.file))"),
     "idle wake-ups per minute (all threads): \(.idle_wakeups_per_min)"'
   echo "$report" | jq -r '
-    (["mode", "clients", "server", "req/s", "p50_ms", "p99_ms", "max_ms", "errors", "ratio", "cpu_us/req", "cpu_ratio"] | @tsv),
+    (["mode", "clients", "server", "req/s", "p50_ms", "p99_ms", "max_ms", "errors", "ratio", "cpu_us/req", "cpu_ratio", "steal%"] | @tsv),
     (.runs[] | . as $r |
-      ([$r.mode, $r.clients, "daemon", $r.daemon.req_per_s, $r.daemon.p50_ms, $r.daemon.p99_ms, $r.daemon.max_ms, $r.daemon.errors, ($r.throughput_ratio * 100 | round / 100), ($r.daemon.server_cpu_us_per_request // "-"), (if $r.cpu_ratio_median == null then "-" else ($r.cpu_ratio_median * 100 | round / 100) end)] | @tsv),
-      ([$r.mode, $r.clients, "bare", $r.bare.req_per_s, $r.bare.p50_ms, $r.bare.p99_ms, $r.bare.max_ms, $r.bare.errors, 1, ($r.bare.server_cpu_us_per_request // "-"), (if $r.bare.server_cpu_us_per_request == null then "-" else 1 end)] | @tsv))' |
+      ([$r.mode, $r.clients, "daemon", $r.daemon.req_per_s, $r.daemon.p50_ms, $r.daemon.p99_ms, $r.daemon.max_ms, $r.daemon.errors, ($r.throughput_ratio * 100 | round / 100), ($r.daemon.server_cpu_us_per_request // "-"), (if $r.cpu_ratio_median == null then "-" else ($r.cpu_ratio_median * 100 | round / 100) end), ($r.daemon.steal_pct // "-")] | @tsv),
+      ([$r.mode, $r.clients, "bare", $r.bare.req_per_s, $r.bare.p50_ms, $r.bare.p99_ms, $r.bare.max_ms, $r.bare.errors, 1, ($r.bare.server_cpu_us_per_request // "-"), (if $r.bare.server_cpu_us_per_request == null then "-" else 1 end), ($r.bare.steal_pct // "-")] | @tsv))' |
     column -t -s $'\t'
   echo "wrote $out"
 }
