@@ -17,6 +17,7 @@ export { systemMoveHost } from './move/move-host.js';
 export type { DaemonMoveEffects, MountProbe, MoveHost } from './move/move-host.js';
 export type { HostRootMovePaths } from './move/move-paths.js';
 export { checkMoveReadiness } from './move/move-readiness.js';
+export { removeLegacyLayout } from './move/remove-legacy-layout.js';
 export type { MoveReadiness } from './move/move-readiness.js';
 export type { MoveOptions } from './move/move-settings.js';
 export {

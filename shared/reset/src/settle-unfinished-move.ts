@@ -1,14 +1,8 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { isRegularExecutable } from '@aks-flex-node/agentbinary';
-import {
-  exists,
-  makeIoError,
-  removeEmptyDir,
-  removeOwned,
-  syncFilesystem,
-} from '@aks-flex-node/fs';
-import { hostRootState, removeHostRoot } from '@aks-flex-node/hostroot';
+import { makeIoError, removeOwned } from '@aks-flex-node/fs';
+import { hostRootState, removeHostRoot, removeLegacyLayout } from '@aks-flex-node/hostroot';
 import {
   agentOnlyDirs,
   binaryFile,
@@ -53,30 +47,17 @@ export async function settleUnfinishedMove(paths: HostPaths, log: Logger): Promi
       { root: paths.root, legacy: paths.legacy },
       'the legacy root has no agent binary left; keeping the moved copy and finishing the removal under the legacy root',
     );
-    removed.push(...(await removeLegacyLeftovers(paths, log)));
+    // What pass 2 had left: left there, the next daemon would find the agent
+    // installed under both roots and refuse to start, so a rejoin would fail.
+    removed.push(
+      ...(await removeLegacyLayout(
+        paths.legacy,
+        { files: hostLayoutFiles(), dirs: agentOnlyDirs() },
+        log,
+      )),
+    );
     await removeOwned(marker);
   }
   removed.push(marker);
-  return removed;
-}
-
-/**
- * What pass 2 of the move had left to remove under the legacy root when it
- * stopped (spec hostroot 4.3): the rest of the layout, then the directories
- * that held only the layout. Left there, the next daemon would find the agent
- * installed under both roots and refuse to start, so a rejoin would fail.
- * The legacy filesystem is synced before the marker goes, as pass 2 does, so
- * a crash cannot keep the marker's removal and lose these.
- */
-async function removeLegacyLeftovers(paths: HostPaths, log: Logger): Promise<string[]> {
-  const removed: string[] = [];
-  for (const file of hostLayoutFiles()) {
-    const target = path.join(paths.legacy, file);
-    if (!(await exists(target))) continue;
-    await removeOwned(target);
-    removed.push(target);
-  }
-  for (const dir of agentOnlyDirs()) await removeEmptyDir(path.join(paths.legacy, dir), log);
-  await syncFilesystem(paths.legacy);
   return removed;
 }

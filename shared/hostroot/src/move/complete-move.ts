@@ -1,6 +1,5 @@
-import path from 'node:path';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
-import { removeEmptyDir, removeIfExists, removeOwned, syncFilesystem } from '@aks-flex-node/fs';
+import { removeIfExists, removeOwned } from '@aks-flex-node/fs';
 import type { Logger } from '@aks-flex-node/log';
 import { isUnder } from '../at-or-under.js';
 import { movingMarkerOf } from '../host-root-paths.js';
@@ -9,6 +8,7 @@ import { resolveHostRoot } from '../resolve-host-root.js';
 import type { MoveHost } from './move-host.js';
 import type { HostRootMovePaths } from './move-paths.js';
 import type { MoveSettings } from './move-settings.js';
+import { removeLegacyLayout } from './remove-legacy-layout.js';
 import { undoMove } from './undo-move.js';
 
 /** Pass 1 ends by queueing the restart; pass 2 ends with the host moved. */
@@ -68,20 +68,17 @@ async function removeLegacyFiles(
   log: Logger,
   settings: MoveSettings,
 ): Promise<void> {
-  // removeOwned checks first: a file an earlier pass removed is fine.
-  for (const rel of settings.files) {
-    await removeOwned(path.join(paths.legacy, rel));
-    failpoint(failpoints.moveLegacyFileRemoved);
-  }
-  for (const rel of deepestFirst(settings.dirs)) {
-    await removeEmptyDir(path.join(paths.legacy, rel), log);
-  }
-  failpoint(failpoints.moveLegacyDirsRemoved);
-  // Before the marker goes: otherwise a crash could keep the marker's removal
-  // (on the root's filesystem) and lose these, and the legacy files would
-  // come back beside an installed root, which Migrate refuses.
-  await syncFilesystem(paths.legacy);
-  failpoint(failpoints.moveLegacySynced);
+  await removeLegacyLayout(paths.legacy, settings, log, {
+    fileRemoved: () => {
+      failpoint(failpoints.moveLegacyFileRemoved);
+    },
+    dirsRemoved: () => {
+      failpoint(failpoints.moveLegacyDirsRemoved);
+    },
+    synced: () => {
+      failpoint(failpoints.moveLegacySynced);
+    },
+  });
   // Only a linked host reads the record, and this one is no longer linked.
   await removeOwned(paths.digestRecord);
   failpoint(failpoints.moveRecordRemoved);
@@ -91,10 +88,4 @@ async function removeLegacyFiles(
     { root: paths.root, legacy: paths.legacy },
     "moved the agent's files into the host root",
   );
-}
-
-/** Nested directories before their parents; equal depths keep their order (a stable sort). */
-function deepestFirst(dirs: readonly string[]): string[] {
-  const depth = (dir: string): number => path.normalize(dir).split('/').length;
-  return [...dirs].sort((a, b) => depth(b) - depth(a));
 }
