@@ -165,7 +165,7 @@ describe.skipIf(unavailable !== undefined)(
       expect(seen, context).toMatchObject({
         ro_exit: '1',
         ro_hint:
-          'hint: /usr/local/bin is read-only here: remount it read-write where it is mounted read-only (`mount -o remount,rw /usr/local`), stop the agent, whose sandbox may keep it read-only (`systemctl stop aks-flex-node-agent`), then run `aks-flex-node reset` again',
+          'hint: /usr/local/bin is read-only here: remount it read-write (`mount -o remount,rw /usr/local`), stop the agent, whose sandbox may keep it read-only (`systemctl stop aks-flex-node-agent.socket aks-flex-node-agent.service`), then run `aks-flex-node reset` again',
         rw_reset: 'succeeded',
         after_reset_left: '',
         after_reset_agent: 'legacy',

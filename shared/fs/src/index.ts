@@ -13,6 +13,7 @@ export { removeIfExists } from './remove-if-exists.js';
 export { removeOwned } from './remove-owned.js';
 export { replaceSymlinkAtomic } from './replace-symlink-atomic.js';
 export { mountFacts } from './mount-facts.js';
+export type { MountFacts, MountFactsOptions } from './mount-facts.js';
 export { syncDirectory } from './sync-directory.js';
 export { syncFilesystem } from './sync-filesystem.js';
 export { writeFileAtomic } from './write-file-atomic.js';

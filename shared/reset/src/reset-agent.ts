@@ -3,6 +3,7 @@ import { exists, removeOwned } from '@aks-flex-node/fs';
 import { unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { AgentError, errnoCode, messageOf, type Logger } from '@aks-flex-node/log';
 import { findKeptBinary } from './find-kept-binary.js';
+import { readOnlyRemovalHint } from './read-only-removal-hint.js';
 import type { ResetEffects } from './reset-effects.js';
 import { resetTargets, resetUnits } from './reset-targets.js';
 import { settleUnfinishedMove } from './settle-unfinished-move.js';
@@ -149,8 +150,9 @@ const stopOrder: readonly string[] = [
  * Removes one of reset's files, naming the operator's next step when it
  * cannot: most often a /usr/local made read-only while an earlier release's
  * helpers are still there, or, inside the daemon, a unit sandbox that leaves
- * /usr/local read-only on a host with nothing of the agent there. What came before stays done, and a second reset
- * carries on from here. Throws HOST_ROOT_IO.
+ * /usr/local read-only on a host with nothing of the agent there. What came
+ * before stays done, and a second reset carries on from here. Throws
+ * HOST_ROOT_IO.
  */
 async function removeOwnedForReset(target: string): Promise<void> {
   try {
@@ -164,7 +166,7 @@ async function removeOwnedForReset(target: string): Promise<void> {
       path: target,
       cause: error,
       hint: readOnly
-        ? `${path.dirname(target)} is read-only here: remount it read-write where it is mounted read-only (\`mount -o remount,rw /usr/local\`), stop the agent, whose sandbox may keep it read-only (\`systemctl stop aks-flex-node-agent\`), then run \`aks-flex-node reset\` again`
+        ? await readOnlyRemovalHint(target)
         : `fix what keeps ${target} from being removed, then run \`aks-flex-node reset\` again`,
     });
   }
