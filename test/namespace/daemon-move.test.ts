@@ -25,7 +25,13 @@ describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () 
       grep -H /usr/local /etc/systemd/system/*.service | sed "s/^/mention: /" || true
       echo "units_naming_usr_local=$(cat /etc/systemd/system/*.service | grep -c /usr/local)"
       echo "after2_localdns=$(localdns_helper) $("$(localdns_helper)" up) $(stat -c %a "$(localdns_helper)")"
-      "$(unit_binary)" version >/dev/null && echo after2_unit_runs=yes`,
+      "$(unit_binary)" version >/dev/null && echo after2_unit_runs=yes
+      # A host an earlier build moved: its LocalDNS unit still names the helper
+      # pass 2 removed. The next start points it at the root's copy.
+      kill -TERM "$pid"; wait "$pid" || true
+      sed -i 's#/opt/unbounded/agent/libexec/#/usr/local/libexec/#' /etc/systemd/system/unbounded-localdns-network.service
+      run_daemon_until_exit_or_gate repair "$(unit_binary)"
+      echo "repaired_localdns=$(localdns_helper) $("$(localdns_helper)" up)"`,
       180_000,
     );
     expect(run.status, run.stderr).toBe(0);
@@ -48,6 +54,9 @@ describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () 
       after2_localdns:
         '/opt/unbounded/agent/libexec/unbounded-localdns-network localdns-network up 700',
       after2_unit_runs: 'yes',
+      repair_gate: 'open',
+      repaired_localdns:
+        '/opt/unbounded/agent/libexec/unbounded-localdns-network localdns-network up',
     });
   });
 

@@ -23,10 +23,11 @@ import {
   fileDigest,
   installNspawnLifecycleHelper,
   restoreFileDigests,
+  rewriteLocalDnsUnit,
   rewriteNspawnHooks,
   saveFileDigests,
 } from '@aks-flex-node/nspawn';
-import { createHost } from '@aks-flex-node/systemd';
+import { createHost, type Systemctl } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
 import { applyDaemonV8Flags } from './daemon-v8-flags.js';
 import { createHostRootService } from './host-root-service.js';
@@ -179,6 +180,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         log,
       );
       await refreshNspawnLifecycleHelper(paths, log, executable);
+      await repairLocalDnsUnit(paths, log, managedBySystemd ? host.systemctl : undefined);
       // Every daemon that runs on a linked host records itself: the move
       // waits until current and last-good are both binaries that know the root.
       // A digest recorded already is not written again, and a restart knows
@@ -272,6 +274,32 @@ async function refreshNspawnLifecycleHelper(
     log.error(
       { err: error },
       'could not install the nspawn lifecycle helper; the machines keep the helper they have',
+    );
+  }
+}
+
+/**
+ * Points the Go library's LocalDNS unit at the host root's helper on a moved
+ * host. Builds before this one moved hosts without rewriting that unit, so it
+ * still names the `/usr/local` helper the move removed and the machines' DNS
+ * fails at the next boot; the move never runs again on such a host, so each
+ * start checks. Only on an installed root: a move under way rewrites the unit
+ * itself, and a linked host's unit names a helper that is still there.
+ * Logged, not fatal, as for the helper above.
+ */
+async function repairLocalDnsUnit(
+  paths: HostPaths,
+  log: Logger,
+  systemctl: Pick<Systemctl, 'daemonReload'> | undefined,
+): Promise<void> {
+  try {
+    if ((await hostRootState(paths)) !== 'installed') return;
+    const rewritten = await rewriteLocalDnsUnit(await resolveHostRoot(paths), paths, log);
+    if (rewritten?.changed === true) await systemctl?.daemonReload();
+  } catch (error) {
+    log.error(
+      { err: error },
+      'could not point the LocalDNS unit at the host root; the machines keep the unit they have',
     );
   }
 }
