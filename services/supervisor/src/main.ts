@@ -180,13 +180,22 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         log,
       );
       await refreshNspawnLifecycleHelper(paths, log, executable);
-      await repairLocalDnsUnit(paths, log, managedBySystemd ? host.systemctl : undefined);
+      // Nothing from here to the start sequence changes the root's state.
+      const rootState = await hostRootState(paths);
+      if (rootState === 'installed') {
+        await repairLocalDnsUnit(
+          paths,
+          startupRoot,
+          log,
+          managedBySystemd ? host.systemctl : undefined,
+        );
+      }
       // Every daemon that runs on a linked host records itself: the move
       // waits until current and last-good are both binaries that know the root.
       // A digest recorded already is not written again, and a restart knows
       // the executable's digest by its identity, so nothing is read.
       if (
-        (await hostRootState(paths)) === 'linked' &&
+        rootState === 'linked' &&
         !(await loadRecordedDigests(paths.digestRecord)).has(await fileDigest(executable))
       ) {
         await recordDigest(paths.digestRecord, executable);
@@ -280,21 +289,22 @@ async function refreshNspawnLifecycleHelper(
 
 /**
  * Points the Go library's LocalDNS unit at the host root's helper on a moved
- * host. Builds before this one moved hosts without rewriting that unit, so it
- * still names the `/usr/local` helper the move removed and the machines' DNS
- * fails at the next boot; the move never runs again on such a host, so each
- * start checks. Only on an installed root: a move under way rewrites the unit
+ * host (`root`, the installed root as it resolves). Builds before this one
+ * moved hosts without rewriting that unit, so it still names the `/usr/local`
+ * helper the move removed and the machines' DNS fails at the next boot; the
+ * move never runs again on such a host, so each start checks. The caller
+ * runs it only on an installed root: a move under way rewrites the unit
  * itself, and a linked host's unit names a helper that is still there.
  * Logged, not fatal, as for the helper above.
  */
 async function repairLocalDnsUnit(
   paths: HostPaths,
+  root: string,
   log: Logger,
   systemctl: Pick<Systemctl, 'daemonReload'> | undefined,
 ): Promise<void> {
   try {
-    if ((await hostRootState(paths)) !== 'installed') return;
-    const rewritten = await rewriteLocalDnsUnit(await resolveHostRoot(paths), paths, log);
+    const rewritten = await rewriteLocalDnsUnit(root, paths, log);
     if (rewritten?.changed === true) await systemctl?.daemonReload();
   } catch (error) {
     log.error(

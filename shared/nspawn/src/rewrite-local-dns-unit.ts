@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { canonicalPath, cleanPath, makeIoError, writeFileAtomic } from '@aks-flex-node/fs';
 import { localDnsNetworkFile, unitNames, type HostPaths } from '@aks-flex-node/layout';
-import type { Logger } from '@aks-flex-node/log';
+import { isNotFound, type Logger } from '@aks-flex-node/log';
 
 /** What {@link rewriteLocalDnsUnit} found and did. */
 export interface RewrittenLocalDnsUnit {
@@ -84,7 +84,7 @@ async function readUnitIfPresent(unit: string): Promise<string | undefined> {
   try {
     return await readFile(unit, 'utf8');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    if (isNotFound(error)) return undefined;
     throw makeIoError('read', unit, error, {
       hint: 'the LocalDNS unit must stay readable for the move to point it at the moved helper; fix the file, then restart the agent',
     });

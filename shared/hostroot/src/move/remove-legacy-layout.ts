@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { exists, removeEmptyDir, removeOwned, syncFilesystem } from '@aks-flex-node/fs';
+import { exists, removeEmptyDir, removeIfExists, syncFilesystem } from '@aks-flex-node/fs';
 import type { Logger } from '@aks-flex-node/log';
 
 /** The agent's files and the directories that hold only them, relative to a root. */
@@ -39,8 +39,10 @@ export async function removeLegacyLayout(
   const removed: string[] = [];
   for (const rel of layout.files) {
     const target = path.join(legacy, rel);
+    // Checked first: on a read-only filesystem unlinking a missing path fails
+    // with EROFS, not ENOENT (what removeOwned checks, done here once).
     if (await exists(target)) {
-      await removeOwned(target);
+      await removeIfExists(target);
       removed.push(target);
     }
     steps.fileRemoved?.();
