@@ -269,10 +269,16 @@ function checkNoDynamicImport({ name, script }) {
 // V8's memory reducer wakes an idle process every 8 s (the daemon must
 // sleep at least 10 s at a time) and can only be turned off at start-up;
 // a one-shot role ends long before it would act. docs/performance.md.
+// --disable-sigusr1: every role runs as root, and SIGUSR1 (which log
+// rotation and ops scripts send) would otherwise open the inspector on
+// 127.0.0.1:9229, where any local user can run code as root. Node parses
+// these before it installs its signal handlers, so no window is left; the
+// signal stays blocked and pending, and the process keeps running
+// (docs/hardening.md, "Signals and the inspector").
 // The code caches are made under the same flags: V8 rejects a cache made
 // under flags that differ in what it checks, and the roles would then
 // compile from scratch without a word.
-const seaExecArgv = ['--no-memory-reducer'];
+const seaExecArgv = ['--no-memory-reducer', '--disable-sigusr1'];
 
 function writeCodeCaches(node, assets) {
   const script = `
@@ -308,6 +314,12 @@ function makeSea(node, { main, assets }, target) {
         ]),
       ),
       execArgv: seaExecArgv,
+      // Nothing extends those flags: by default a SEA honours NODE_OPTIONS,
+      // and NODE_OPTIONS=--inspect (or --require) in a root shell's or a
+      // unit's environment would open the inspector (or run code) in the
+      // daemon or the nspawn hook. "none" ignores NODE_OPTIONS, and
+      // --node-options on the command line stays an ordinary argument.
+      execArgvExtension: 'none',
     }),
   );
   execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
