@@ -31,6 +31,7 @@ import { createHost, type Systemctl } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
 import { applyDaemonV8Flags } from './daemon-v8-flags.js';
 import { createHostRootService } from './host-root-service.js';
+import { ignoreSignals } from './ignored-signals.js';
 import { createHostView, type HostView } from './host-view.js';
 import { createMutationQueue } from './mutation-queue.js';
 import { createResetService } from './reset/reset-service.js';
@@ -62,13 +63,16 @@ export interface SupervisorOptions {
  */
 export async function runSupervisor(options: SupervisorOptions): Promise<number> {
   applyDaemonV8Flags();
-  // First, so a SIGTERM during start-up still ends in a clean close.
+  // First, so a SIGTERM during start-up still ends in a clean close, and a
+  // SIGHUP or SIGUSR2 then is ignored rather than ending the daemon.
   const stop = createStopRequest(waitForStopSignal());
+  const ignored = ignoreSignals();
   const config = await readAgentConfig(options.configPath);
   const log = createLogger({
     level: config.agent?.logLevel ?? 'info',
     bindings: { role: 'agent' },
   });
+  ignored.logTo(log);
   const paths = hostPaths;
   const host = createHost({ log });
   // systemd sets INVOCATION_ID for the processes of a unit. Only then does the
