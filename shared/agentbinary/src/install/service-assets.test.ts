@@ -38,7 +38,7 @@ describe('service assets', () => {
     expect(production.map((asset) => asset.mode)).toEqual([0o750, 0o644, 0o644, 0o644, 0o644]);
   });
 
-  it('agentbinary#71 the agent unit runs the current link, has OnFailure and the start limits', () => {
+  it('agentbinary#71 the agent unit runs the current link, has OnFailure and the start limits, and restarts after any exit but a requested stop', () => {
     const unit = production.at(-1)?.content ?? '';
     expect(unit).toContain(
       'ExecStart=/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current agent --config /etc/aks-flex-node/config.json',
@@ -47,6 +47,8 @@ describe('service assets', () => {
     expect(unit).toMatch(/^StartLimitIntervalSec=300$/m);
     expect(unit).toMatch(/^StartLimitBurst=5$/m);
     expect(unit).toMatch(/^RestartSec=30$/m);
+    // A clean exit (SIGHUP from outside systemd) must not leave the agent down: issue 28.
+    expect(unit).toMatch(/^Restart=always$/m);
     expect(production.map((asset) => asset.content).join('')).not.toContain('{{');
   });
 
