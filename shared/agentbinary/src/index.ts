@@ -1,6 +1,10 @@
 export { activateCandidate } from './activation/activate-candidate.js';
 export { preflightCandidate } from './activation/preflight-candidate.js';
-export { maxCandidateBytes, snapshotCandidate } from './activation/snapshot-candidate.js';
+export { hostCandidateTrust } from './activation/candidate-trust.js';
+export type { CandidateTrust } from './activation/candidate-trust.js';
+export { maxCandidateBytes, openTrustedCandidate } from './activation/open-trusted-candidate.js';
+export type { TrustedCandidate } from './activation/open-trusted-candidate.js';
+export { snapshotCandidate } from './activation/snapshot-candidate.js';
 export { agentBinaryPathsUnder } from './agent-binary-paths.js';
 export type { AgentBinaryPaths } from './agent-binary-paths.js';
 export { convergeHostInstall } from './install/converge-host-install.js';

@@ -3,7 +3,7 @@ export { canonicalPath } from './canonical-path.js';
 export { checkBinaryRuns } from './check-binary-runs.js';
 export { cleanPath } from './clean-path.js';
 export { fileSha256 } from './file-sha256.js';
-export { installFile } from './install-file.js';
+export { installFile, installOpenFile } from './install-file.js';
 export { makeIoError } from './io-error.js';
 export { exists } from './exists.js';
 export { mkdirMode } from './mkdir-mode.js';

@@ -36,14 +36,29 @@ export async function installFile(
     throw makeIoError('read', source, error, { object: `to install it as ${target}` });
   }
   try {
-    const dir = path.dirname(target);
-    const changedDirs = await listDirectoriesToSync(dir);
-    await mkdirMode(dir, 0o755);
-    await writeThroughTemp(target, options.mode, (output) => copyContent(input, output, source));
-    for (const changed of changedDirs.slice(1)) await syncDirectory(changed);
+    await installOpenFile(input, source, target, options);
   } finally {
     await input.close();
   }
+}
+
+/**
+ * {@link installFile} from a descriptor the caller opened and checked
+ * (read from its current offset to the end), so nothing is read by name
+ * again between the check and the copy. `source` names it in errors. The
+ * caller closes `input`.
+ */
+export async function installOpenFile(
+  input: FileHandle,
+  source: string,
+  target: string,
+  options: InstallFileOptions,
+): Promise<void> {
+  const dir = path.dirname(target);
+  const changedDirs = await listDirectoriesToSync(dir);
+  await mkdirMode(dir, 0o755);
+  await writeThroughTemp(target, options.mode, (output) => copyContent(input, output, source));
+  for (const changed of changedDirs.slice(1)) await syncDirectory(changed);
 }
 
 async function copyContent(input: FileHandle, output: FileHandle, source: string): Promise<void> {

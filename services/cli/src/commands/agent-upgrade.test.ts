@@ -6,7 +6,12 @@ import { runAgentUpgrade } from './agent-upgrade.js';
 // Each of these is refused while the flags are read, before any socket, file or lock is touched.
 const usageErrors: Record<string, { args: string[]; message: string }> = {
   'agentbinary§3.6.4 --url and --candidate together': {
-    args: ['--url', 'https://r.example/a.tar.gz', '--candidate', '/var/tmp/aks-flex-node'],
+    args: [
+      '--url',
+      'https://r.example/a.tar.gz',
+      '--candidate',
+      '/root/aks-flex-node-release/aks-flex-node',
+    ],
     message: 'mutually exclusive',
   },
   'agentbinary§3.6.4 --sha256 with neither --url nor --candidate': {
@@ -18,7 +23,7 @@ const usageErrors: Record<string, { args: string[]; message: string }> = {
     message: '--preflight plans a --candidate activation',
   },
   'agentbinary§3.6.4 --sha256 with --candidate': {
-    args: ['--candidate', '/var/tmp/aks-flex-node', '--sha256', 'ab'],
+    args: ['--candidate', '/root/aks-flex-node-release/aks-flex-node', '--sha256', 'ab'],
     message: '--sha256 checks a --url archive',
   },
   'agentbinary§3.6.1 a relative --candidate': {
@@ -26,7 +31,7 @@ const usageErrors: Record<string, { args: string[]; message: string }> = {
     message: 'is not an absolute, clean path',
   },
   'agentbinary§3.6.1 a --candidate that is not clean': {
-    args: ['--candidate', '/var/tmp/../tmp/aks-flex-node'],
+    args: ['--candidate', '/root/../root/aks-flex-node'],
     message: 'is not an absolute, clean path',
   },
 };

@@ -7,8 +7,13 @@ import {
   type UpgradeSource as ArchiveUrl,
 } from '@aks-flex-node/archive';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
-import { installFile } from '@aks-flex-node/fs';
-import { checkBinaryOnHost, type UpgradeSource } from './upgrade-source.js';
+import {
+  hostCandidateTrust,
+  openTrustedCandidate,
+  type CandidateTrust,
+} from '@aks-flex-node/agentbinary';
+import { installOpenFile } from '@aks-flex-node/fs';
+import type { UpgradeSource } from './upgrade-source.js';
 
 /** What a fetch reports while it runs, and what cancels it. */
 export interface FetchEvents {
@@ -32,27 +37,43 @@ export type CandidateFetcher = (
  * `aks-flex-node-linux-<amd64|arm64>.tar.gz`, as the Go releases name it) is
  * downloaded into `downloadsDir` and its one member, this architecture's
  * binary, extracted at the target; the archive is removed either way. A
- * binary on the host is checked and copied (0755); it stays the caller's
- * (the CLI removes its snapshot when it is done).
+ * binary on the host is opened once, checked through that descriptor
+ * (usable, and only root can change it: `trust`), and copied from it
+ * (0755); the staged copy is what is then run and switched in. The source
+ * stays the caller's (the CLI removes its snapshot when it is done).
  */
-export function createCandidateFetcher(downloadsDir: string): CandidateFetcher {
+export function createCandidateFetcher(
+  downloadsDir: string,
+  trust: CandidateTrust = hostCandidateTrust,
+): CandidateFetcher {
   const member = releaseArchiveMember();
   return async (source, target, events) => {
     switch (source.kind) {
       case 'archive':
         return fetchFromArchive(source.archive, target, { downloadsDir, member, events });
-      case 'binary': {
-        const size = await checkBinaryOnHost(source.binaryPath);
-        events.onProgress({ receivedBytes: size, totalBytes: size });
-        events.onExtracting();
-        return installFile(source.binaryPath, target, { mode: 0o755 });
-      }
+      case 'binary':
+        return fetchFromHost(source.binaryPath, target, { trust, events });
       default: {
         const unknown: never = source;
         throw new Error(`unknown upgrade source ${JSON.stringify(unknown)}`);
       }
     }
   };
+}
+
+async function fetchFromHost(
+  binaryPath: string,
+  target: string,
+  context: { trust: CandidateTrust; events: FetchEvents },
+): Promise<void> {
+  const { handle, size } = await openTrustedCandidate(binaryPath, context.trust);
+  try {
+    context.events.onProgress({ receivedBytes: size, totalBytes: size });
+    context.events.onExtracting();
+    await installOpenFile(handle, binaryPath, target, { mode: 0o755 });
+  } finally {
+    await handle.close();
+  }
 }
 
 async function fetchFromArchive(

@@ -71,6 +71,8 @@ async function newService(options: ServiceOptions = {}) {
   const restarts: string[] = [];
   const registry = createOperationRegistry();
   const running = options.running ?? ((p) => agentBinaryPathsUnder(p.root).blue);
+  // The scratch directory is this user's, under the shared /tmp: trusted from there down.
+  const candidateTrust = { ownerUid: process.getuid?.() ?? 0, topDir: tmp };
   const service = createUpgradeService({
     paths,
     log,
@@ -85,9 +87,10 @@ async function newService(options: ServiceOptions = {}) {
     },
     fetchCandidate:
       options.fetchCandidate === 'real'
-        ? createCandidateFetcher(paths.downloadsDir)
+        ? createCandidateFetcher(paths.downloadsDir, candidateTrust)
         : (options.fetchCandidate ?? untouchedFetcher),
     guard: options.guard ?? (() => Promise.resolve()),
+    candidateTrust,
     host: {
       runningExecutable: () => Promise.resolve(running(paths)),
       wallClock: () => new Date('2026-01-01T00:00:00.000Z'),

@@ -1,5 +1,6 @@
 import {
   agentBinaryPathsUnder,
+  hostCandidateTrust,
   daemonInstanceId,
   inspectCandidate,
   judgeStartedUpgrade,
@@ -8,6 +9,7 @@ import {
   stageAndSwitch,
   writeOperationRecord,
   type AgentBinaryPaths,
+  type CandidateTrust,
   type JudgeOutcome,
   type StageResult,
 } from '@aks-flex-node/agentbinary';
@@ -38,6 +40,8 @@ export interface UpgradeServiceDeps {
   /** Runs under the lock before anything is written; refuses an upgrade the host must not take (legacy seed). */
   guard: () => Promise<void>;
   host: Pick<Host, 'runningExecutable' | 'wallClock'>;
+  /** Who may have written a binary source; the host's rule (root's only) unless a test narrows it. */
+  candidateTrust?: CandidateTrust;
 }
 
 /** AgentUpgrade as the daemon runs it: begin, report, judge at start, recover. */
@@ -178,7 +182,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
   return {
     begin: async (request) => {
       const source = parseUpgradeSource(request.source);
-      await precheckUpgradeSource(source);
+      await precheckUpgradeSource(source, deps.candidateTrust ?? hostCandidateTrust);
       const layout = await binaryPaths();
       const { admitted, done } = await deps.queue.start(
         'an AgentUpgrade',

@@ -7,12 +7,14 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createCandidateFetcher } from './fetch-candidate.js';
 import { parseUpgradeSource, precheckUpgradeSource } from './upgrade-source.js';
 
-async function scratch(): Promise<{ tmp: string; binary: string; slot: string }> {
+async function scratch() {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'upgrade-source-'));
   onTestFinished(() => rm(tmp, { recursive: true, force: true }));
   const binary = path.join(tmp, 'candidate');
   await writeFile(binary, 'candidate bytes', { mode: 0o700 });
-  return { tmp, binary, slot: path.join(tmp, 'lib/aks-flex-node/aks-flex-node-green') };
+  // This user's scratch directory under the shared /tmp: trusted from there down.
+  const trust = { ownerUid: process.getuid?.() ?? 0, topDir: tmp };
+  return { tmp, binary, slot: path.join(tmp, 'lib/aks-flex-node/aks-flex-node-green'), trust };
 }
 
 /** A fetch's events, recorded. */
@@ -58,12 +60,12 @@ describe('parseUpgradeSource', () => {
 
 describe('createCandidateFetcher: a binary on the host', () => {
   it('agentbinary§3.6 a binary is fetched where it is and installed into the slot 0755', async () => {
-    const { tmp, binary, slot } = await scratch();
+    const { tmp, binary, slot, trust } = await scratch();
     const source = parseUpgradeSource({ binaryPath: binary });
     expect(source.redactedUrl).toBe(`file://${binary}`);
     const { seen, events } = recordedEvents();
     await mkdir(path.dirname(slot), { recursive: true });
-    await createCandidateFetcher(path.join(tmp, 'downloads'))(source, slot, events);
+    await createCandidateFetcher(path.join(tmp, 'downloads'), trust)(source, slot, events);
     expect(seen).toEqual({ progress: [{ receivedBytes: 15, totalBytes: 15 }], extracting: 1 });
     expect(await readFile(slot, 'utf8')).toBe('candidate bytes');
     expect((await stat(slot)).mode & 0o777).toBe(0o755);
@@ -81,15 +83,21 @@ describe('createCandidateFetcher: a binary on the host', () => {
       },
     ],
     ['agentbinary§3.6.2 a missing file', (file: string) => rm(file)],
+    ['issue28 a file others can write', (file: string) => chmod(file, 0o757)],
+    [
+      'issue28 a file in a directory others can write (no sticky bit)',
+      (_file: string, tmp: string) => chmod(tmp, 0o777),
+    ],
   ])('%s is refused at the door and when fetched', async (_name, spoil) => {
-    const { tmp, binary, slot } = await scratch();
-    await spoil(binary);
+    const { tmp, binary, slot, trust } = await scratch();
+    await spoil(binary, tmp);
     const source = parseUpgradeSource({ binaryPath: binary });
     const refusal = { code: 'UPGRADE_REFUSED', path: binary };
-    await expect(precheckUpgradeSource(source)).rejects.toMatchObject(refusal);
+    await expect(precheckUpgradeSource(source, trust)).rejects.toMatchObject(refusal);
     const { events } = recordedEvents();
     await expect(
-      createCandidateFetcher(path.join(tmp, 'downloads'))(source, slot, events),
+      createCandidateFetcher(path.join(tmp, 'downloads'), trust)(source, slot, events),
     ).rejects.toMatchObject(refusal);
+    await expect(stat(slot)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });

@@ -1,14 +1,12 @@
-import type { Stats } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { maxCandidateBytes } from '@aks-flex-node/agentbinary';
+import { openTrustedCandidate, type CandidateTrust } from '@aks-flex-node/agentbinary';
 import type { AgentUpgradeRequest } from '@aks-flex-node/api';
 import {
   parseUpgradeSource as parseArchiveSource,
   type UpgradeSource as ArchiveUrl,
 } from '@aks-flex-node/archive';
-import { cleanPath, makeIoError } from '@aks-flex-node/fs';
+import { cleanPath } from '@aks-flex-node/fs';
 import { AgentError } from '@aks-flex-node/log';
 
 /**
@@ -43,32 +41,16 @@ export function parseUpgradeSource(source: AgentUpgradeRequest['source']): Upgra
 }
 
 /**
- * Checks at the door what can be checked at once (a named binary exists and
- * is usable), so a bad source is refused before the request is answered
- * rather than failing in the background. Throws UPGRADE_REFUSED.
+ * Checks at the door what can be checked at once (a named binary exists, is
+ * usable, and only root can change it), so a bad source is refused before
+ * the request is answered rather than failing in the background. The fetch
+ * checks again on the descriptor it copies from. Throws UPGRADE_REFUSED.
  */
-export async function precheckUpgradeSource(source: UpgradeSource): Promise<void> {
-  if (source.kind === 'binary') await checkBinaryOnHost(source.binaryPath);
-}
-
-/** Refuses a binary that is no regular executable of a plausible size; returns its size. Throws UPGRADE_REFUSED. */
-export async function checkBinaryOnHost(binaryPath: string): Promise<number> {
-  const info = await stat(binaryPath).catch((error: unknown) => {
-    throw makeIoError('inspect the candidate', binaryPath, error, { code: 'UPGRADE_REFUSED' });
-  });
-  const why = describeUnusable(info);
-  if (why === undefined) return info.size;
-  throw new AgentError('UPGRADE_REFUSED', `the candidate ${binaryPath} ${why}`, {
-    path: binaryPath,
-    hint: `name an aks-flex-node release binary; check it with \`ls -lL ${binaryPath}\``,
-  });
-}
-
-function describeUnusable(info: Stats): string | undefined {
-  if (!info.isFile()) return 'is not a regular file';
-  if ((info.mode & 0o111) === 0) return 'has no execute bit';
-  if (info.size === 0 || info.size > maxCandidateBytes) {
-    return `is ${info.size} bytes, outside 1 to ${maxCandidateBytes}`;
-  }
-  return undefined;
+export async function precheckUpgradeSource(
+  source: UpgradeSource,
+  trust: CandidateTrust,
+): Promise<void> {
+  if (source.kind !== 'binary') return;
+  const candidate = await openTrustedCandidate(source.binaryPath, trust);
+  await candidate.handle.close();
 }

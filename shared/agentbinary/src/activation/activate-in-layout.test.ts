@@ -39,9 +39,14 @@ async function activation(
 ): Promise<ActivateInLayoutOptions & { verified: string[] }> {
   const { version, ...rest } = overrides;
   const candidatePath = await stageCandidate(l, version);
+  // The scratch directory is this user's, under the shared /tmp: trusted from there down.
   const snapshot = await snapshotCandidate(
     candidatePath,
     path.join(l.tmp, 'var/lib/aks-flex-node'),
+    {
+      ownerUid: process.getuid?.() ?? 0,
+      topDir: l.tmp,
+    },
   );
   const { blue, green, current, lastGood, binary } = l.paths;
   const layout: ActivationLayout = { blue, green, current, lastGood, binary };

@@ -230,7 +230,7 @@ const refusals: Record<string, RefusalCase> = {
   },
   'agentbinary§3.6.1 a relative candidate path is refused': {
     setup: (l) => installedLayout(l, 'blue', 'blue'),
-    candidate: () => 'var/tmp/aks-flex-node',
+    candidate: () => 'root/aks-flex-node-release/aks-flex-node',
     code: 'INVALID_ARGUMENT',
     message: 'not an absolute, clean path',
   },

@@ -85,7 +85,7 @@ async function compareWithActive(
       `the candidate ${request.candidatePath} is the active binary ${active}; it must be staged separately`,
       {
         path: request.candidatePath,
-        hint: 'copy the new release to a path of its own (for example /var/tmp/aks-flex-node) and name that',
+        hint: 'copy the new release into a directory only root can write (for example `install -d -m 0700 /root/aks-flex-node-release`, then `install -m 0755 NEW-BINARY /root/aks-flex-node-release/`) and name that copy',
       },
     );
   }

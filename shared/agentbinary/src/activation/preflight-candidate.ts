@@ -4,7 +4,9 @@ import { hostRootMarkers, type HostPaths } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
 import { agentBinaryPathsUnder } from '../agent-binary-paths.js';
 import { createFileInspector } from './activation-inspector.js';
+import { hostCandidateTrust, type CandidateTrust } from './candidate-trust.js';
 import { createFlexActivationService } from './flex-activation-service.js';
+import { openTrustedCandidate } from './open-trusted-candidate.js';
 import { planActivation } from './plan-activation.js';
 import { refuseUnfinishedMove } from './refuse-unfinished-move.js';
 import type { ServiceHost } from './service-host.js';
@@ -15,6 +17,8 @@ export interface PreflightCandidateOptions {
   candidatePath: string;
   host: ServiceHost;
   log: Logger;
+  /** Who may have written the candidate; the host's rule unless a test narrows it. */
+  trust?: CandidateTrust;
 }
 
 /**
@@ -23,12 +27,21 @@ export interface PreflightCandidateOptions {
  * host *will* resolve to once an activation has migrated it, so a host an
  * earlier release installed is planned where its files really are.
  *
- * Throws what planActivation throws, and HOST_ROOT_REFUSED during a move.
+ * A candidate the activation would refuse as untrusted is refused here
+ * too, so a plan never promises an activation that cannot happen.
+ *
+ * Throws what planActivation throws, UPGRADE_REFUSED (an untrusted
+ * candidate) and HOST_ROOT_REFUSED during a move.
  */
 export async function preflightCandidate(
   options: PreflightCandidateOptions,
 ): Promise<ActivationPlan> {
   const { paths, log } = options;
+  const candidate = await openTrustedCandidate(
+    options.candidatePath,
+    options.trust ?? hostCandidateTrust,
+  );
+  await candidate.handle.close();
   await refuseUnfinishedMove(paths);
   const binaryPaths = agentBinaryPathsUnder(await plannedHostRoot(paths, hostRootMarkers()));
   const service = createFlexActivationService({ paths, binaryPaths, host: options.host, log });

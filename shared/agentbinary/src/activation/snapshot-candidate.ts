@@ -1,12 +1,9 @@
-import { constants } from 'node:fs';
-import { mkdir, mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { makeIoError } from '@aks-flex-node/fs';
-import { AgentError } from '@aks-flex-node/log';
-
-/** Agent binaries are capped as the archive members are (spec agentbinary §3.1). */
-export const maxCandidateBytes = 256 * 1024 * 1024;
+import { hostCandidateTrust, type CandidateTrust } from './candidate-trust.js';
+import { openTrustedCandidate, refuseSharedStaging } from './open-trusted-candidate.js';
 
 /** A private copy of a candidate binary. */
 export interface CandidateSnapshot {
@@ -18,28 +15,29 @@ export interface CandidateSnapshot {
 }
 
 /**
- * Pins a candidate's bytes (spec agentbinary §3.6.2 step 3): the file is
- * opened once, the *open descriptor* is checked (a regular file with an
- * execute bit), and its content is copied into a private directory (0700)
- * under `parentDir`. Replacing the source afterwards, or swapping a link for
- * it between a check and a read, cannot change what gets installed.
+ * Pins a candidate's bytes (spec agentbinary §3.6.2 step 3; issue 28 item 2):
+ * the file is opened once and judged through that descriptor (a regular
+ * executable that only root can change, in directories only root can
+ * change), and its content is copied into a private directory (0700) under
+ * `parentDir`, which must itself be root-only. Only that copy is ever run
+ * or installed: replacing the source afterwards, or swapping a link for it
+ * between a check and a read, cannot change what runs as root.
  *
- * Throws UPGRADE_REFUSED (not a regular executable, too large) or HOST_ROOT_IO.
+ * `trust` is the host's rule in production; unit tests stop it at their
+ * scratch directory. Throws UPGRADE_REFUSED (unusable or untrusted source,
+ * a shared staging directory) or HOST_ROOT_IO.
  */
 export async function snapshotCandidate(
   source: string,
   parentDir: string,
+  trust: CandidateTrust = hostCandidateTrust,
 ): Promise<CandidateSnapshot> {
-  let input: FileHandle;
+  const { handle: input, size } = await openTrustedCandidate(source, trust);
   try {
-    // O_NONBLOCK: a FIFO named as the candidate must be refused, not block the open.
-    input = await open(source, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (error) {
-    throw makeIoError('open the candidate', source, error, { code: 'UPGRADE_REFUSED' });
-  }
-  try {
-    const size = await checkOpenCandidate(input, source);
     await mkdir(parentDir, { recursive: true, mode: 0o700 });
+    // Checked after the mkdir: an existing directory keeps its owner and mode.
+    await refuseSharedStaging(parentDir, trust);
+    // mkdtemp creates 0700, and inside a root-only parent no one else can plant the name.
     const dir = await mkdtemp(path.join(parentDir, 'host-agent-activation-')).catch(
       (error: unknown) => {
         throw makeIoError('create a private directory in', parentDir, error);
@@ -61,22 +59,4 @@ export async function snapshotCandidate(
   } finally {
     await input.close();
   }
-}
-
-async function checkOpenCandidate(input: FileHandle, source: string): Promise<number> {
-  const info = await input.stat();
-  const refuse = (why: string) =>
-    new AgentError('UPGRADE_REFUSED', `the candidate ${source} ${why}`, {
-      path: source,
-      hint: `name an aks-flex-node release binary; check it with \`ls -lL ${source}\``,
-    });
-  if (!info.isFile()) throw refuse('is not a regular file');
-  if ((info.mode & 0o111) === 0) throw refuse('has no execute bit');
-  if (info.size === 0) throw refuse('is empty');
-  if (info.size > maxCandidateBytes) {
-    throw refuse(
-      `is ${info.size} bytes, over the ${maxCandidateBytes}-byte limit for an agent binary`,
-    );
-  }
-  return info.size;
 }

@@ -14,7 +14,7 @@ import { agentScript, type Layout } from '../upgrade/test-fixtures.js';
 
 /** Where the operator staged the candidate: outside the layout, as §1.2 requires. */
 export function candidatePathIn(l: Layout): string {
-  return path.join(l.tmp, 'var/tmp/aks-flex-node');
+  return path.join(l.tmp, 'root/aks-flex-node-release/aks-flex-node');
 }
 
 /** Stages a candidate that reports `version`; a slot's own name makes it identical to that slot. */

@@ -1,0 +1,136 @@
+import { constants, type Stats } from 'node:fs';
+import { lstat, open, realpath, type FileHandle } from 'node:fs/promises';
+import { makeIoError } from '@aks-flex-node/fs';
+import { AgentError } from '@aks-flex-node/log';
+import {
+  directoriesAbove,
+  distrustOfSource,
+  distrustOfStaging,
+  type CandidateTrust,
+  type EntryFacts,
+} from './candidate-trust.js';
+
+/** Agent binaries are capped as the archive members are (spec agentbinary §3.1). */
+export const maxCandidateBytes = 256 * 1024 * 1024;
+
+/** A candidate opened once and judged through that descriptor. */
+export interface TrustedCandidate {
+  /** Read from here, from offset 0; the caller closes it. */
+  readonly handle: FileHandle;
+  readonly size: number;
+}
+
+const untrustedHint =
+  'anyone who can write the file or a directory above it decides what root runs; ' +
+  'put the release binary where only root can write and name that, for example ' +
+  '`install -d -m 0700 /root/aks-flex-node-release` and extract the release archive, ' +
+  'checked against its .sha256, with `tar -xzf ARCHIVE -C /root/aks-flex-node-release`; ' +
+  'or upgrade with `aks-flex-node agent-upgrade --url URL --sha256 HEX`';
+
+/**
+ * Opens a candidate binary for the one read that copies it (issue 28 item 2).
+ * The name is resolved once and opened without following a link, and every
+ * check is made on the open descriptor: a regular file with an execute bit
+ * and a plausible size, owned by root and writable by no one else. Then
+ * every directory above it is checked (candidate-trust.ts). A file that
+ * only root could have changed, read through the descriptor that was
+ * checked, cannot be swapped between the check and the copy.
+ *
+ * Throws UPGRADE_REFUSED (missing, unusable or untrusted; the message says
+ * why, the hint how to fix it).
+ */
+export async function openTrustedCandidate(
+  source: string,
+  trust: CandidateTrust,
+): Promise<TrustedCandidate> {
+  const resolved = await realpath(source).catch((error: unknown) => {
+    throw makeIoError('resolve the candidate', source, error, { code: 'UPGRADE_REFUSED' });
+  });
+  let handle: FileHandle;
+  try {
+    // O_NOFOLLOW: the name is resolved already, so a link here was put there since.
+    // O_NONBLOCK: a FIFO named as the candidate must be refused, not block the open.
+    handle = await open(resolved, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+  } catch (error) {
+    throw makeIoError('open the candidate', source, error, { code: 'UPGRADE_REFUSED' });
+  }
+  try {
+    const info = await handle.stat();
+    const size = refuseUnusable(info, source);
+    // The directories are checked after the open: one that only root can
+    // change now could not have been changed by anyone else before it.
+    const directories = await inspectDirectories(directoriesAbove(resolved, trust.topDir));
+    const why = distrustOfSource(entryFacts(resolved, info), directories, trust);
+    if (why !== undefined) {
+      const named = resolved === source ? source : `${source} (${resolved})`;
+      throw new AgentError(
+        'UPGRADE_REFUSED',
+        `the candidate ${named} is not trusted: it ${why}; it would run as root, so only root may be able to change it`,
+        { path: source, hint: untrustedHint },
+      );
+    }
+    return { handle, size };
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
+
+/**
+ * Refuses a staging directory (where the copy that runs is written) that
+ * anyone but root could write, or that sits below such a directory.
+ * Throws UPGRADE_REFUSED or HOST_ROOT_IO.
+ */
+export async function refuseSharedStaging(dir: string, trust: CandidateTrust): Promise<void> {
+  const directories = await inspectDirectories([dir, ...directoriesAbove(dir, trust.topDir)]);
+  const why = distrustOfStaging(directories, trust);
+  if (why === undefined) return;
+  throw new AgentError(
+    'UPGRADE_REFUSED',
+    `the staging directory ${dir} is not root-only: ${why}; the candidate copied there runs as root`,
+    {
+      path: dir,
+      hint: 'make every directory on that path owned by root and not writable by group or others (chown root:root DIR; chmod go-w DIR), then retry',
+    },
+  );
+}
+
+function refuseUnusable(info: Stats, source: string): number {
+  const refuse = (why: string) =>
+    new AgentError('UPGRADE_REFUSED', `the candidate ${source} ${why}`, {
+      path: source,
+      hint: `name an aks-flex-node release binary; check it with \`ls -lL ${source}\``,
+    });
+  if (!info.isFile()) throw refuse('is not a regular file');
+  if ((info.mode & 0o111) === 0) throw refuse('has no execute bit');
+  if (info.size === 0) throw refuse('is empty');
+  if (info.size > maxCandidateBytes) {
+    throw refuse(
+      `is ${info.size} bytes, over the ${maxCandidateBytes}-byte limit for an agent binary`,
+    );
+  }
+  return info.size;
+}
+
+async function inspectDirectories(dirs: readonly string[]): Promise<EntryFacts[]> {
+  const facts: EntryFacts[] = [];
+  for (const dir of dirs) {
+    // lstat: a link among them would make the checked path differ from the used one.
+    const info = await lstat(dir).catch((error: unknown) => {
+      throw makeIoError('inspect', dir, error, { code: 'UPGRADE_REFUSED' });
+    });
+    facts.push(entryFacts(dir, info));
+  }
+  return facts;
+}
+
+function entryFacts(path: string, info: Stats): EntryFacts {
+  const kind = info.isFile()
+    ? 'file'
+    : info.isDirectory()
+      ? 'directory'
+      : info.isSymbolicLink()
+        ? 'symlink'
+        : 'other';
+  return { path, kind, uid: info.uid, mode: info.mode };
+}
