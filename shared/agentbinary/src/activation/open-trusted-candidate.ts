@@ -46,10 +46,15 @@ export async function openTrustedCandidate(
   const resolved = await realpath(source).catch((error: unknown) => {
     throw makeIoError('resolve the candidate', source, error, { code: 'UPGRADE_REFUSED' });
   });
+  // A device is never opened: opening some has effects (a watchdog starts its timer).
+  const named = await lstat(resolved).catch((error: unknown) => {
+    throw makeIoError('inspect the candidate', source, error, { code: 'UPGRADE_REFUSED' });
+  });
+  refuseUnusable(named, source);
   let handle: FileHandle;
   try {
     // O_NOFOLLOW: the name is resolved already, so a link here was put there since.
-    // O_NONBLOCK: a FIFO named as the candidate must be refused, not block the open.
+    // O_NONBLOCK: a FIFO put there since the lstat must be refused, not block the open.
     handle = await open(resolved, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
   } catch (error) {
     throw makeIoError('open the candidate', source, error, { code: 'UPGRADE_REFUSED' });
