@@ -39,9 +39,9 @@ const sticky = 0o1000;
  * it must be the owner's and writable by nobody else, except that a sticky
  * one (`/tmp`, `/var/tmp`) is accepted: others may add names there but can
  * neither rename nor remove the owner's entries, and every entry below it
- * is checked in turn. A name someone else created in advance (the Go
- * releases' fixed `/var/tmp/aks-flex-node`) stays theirs after root copies
- * over it, so the owner check refuses it.
+ * is checked in turn. A name someone else created in advance (the fixed
+ * `/var/tmp/aks-flex-node` an earlier hint named) stays theirs after root
+ * copies over it, so the owner check refuses it.
  */
 export function distrustOfSource(
   file: EntryFacts,
