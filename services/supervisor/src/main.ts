@@ -16,7 +16,11 @@ import {
   type MoveHost,
 } from '@aks-flex-node/hostroot';
 import { isActivationLockHeld } from '@aks-flex-node/lock';
-import { createSystemdResetEffects, isSystemdBooted } from '@aks-flex-node/reset';
+import {
+  createIpNetworkEffects,
+  createSystemdResetEffects,
+  isSystemdBooted,
+} from '@aks-flex-node/reset';
 import { hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { createLogger, type Logger } from '@aks-flex-node/log';
 import {
@@ -109,6 +113,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     queue,
     registry: operations,
     effects: (await isSystemdBooted(paths.prefix)) ? createSystemdResetEffects(log) : undefined,
+    network: createIpNetworkEffects(log),
     // Under systemd this daemon is the agent unit, started through its socket.
     runningUnits: managedBySystemd ? [unitNames.agent, unitNames.agentSocket] : [],
     stopDaemon: managedBySystemd

@@ -55,6 +55,7 @@ function exitCodeNameFor(code: ErrorCode): ExitCodeName {
     case 'DAEMON_ERROR':
     case 'NOT_FOUND':
     case 'SYSTEMD_FAILED':
+    case 'HOST_NETWORK_FAILED':
     case 'INTERNAL':
       return 'failure';
     default: {

@@ -92,8 +92,10 @@ export const operationSchema = z.strictObject({
   startedAt: z.string(),
   switchedAt: z.string().optional(),
   finishedAt: z.string().optional(),
-  /** A reset's: the paths it removed. */
+  /** A reset's: the paths it removed, and the node's network state (`link wg51820`, `nft table ip unbounded_localdns`). */
   removed: z.array(z.string()).optional(),
+  /** A reset's: what it found but left, each with why (a `localdns` link that is no dummy, `nft` not installed). */
+  left: z.array(z.string()).optional(),
   /** A reset's: the agent binary it kept for a rejoin, when one runs. */
   keptBinary: z.string().optional(),
 });

@@ -11,6 +11,7 @@ export { removeEmptyDir } from './remove-empty-dir.js';
 export { removeIfEmpty } from './remove-if-empty.js';
 export { removeIfExists } from './remove-if-exists.js';
 export { removeOwned } from './remove-owned.js';
+export { removeOwnedTree } from './remove-owned-tree.js';
 export { replaceSymlinkAtomic } from './replace-symlink-atomic.js';
 export { mountFacts } from './mount-facts.js';
 export type { MountFacts, MountFactsOptions } from './mount-facts.js';

@@ -20,11 +20,22 @@ export {
   agentUnits,
   hostPaths,
   hostPathsUnder,
+  nspawnMachineFiles,
   nspawnUnitNames,
   queuedRestartUnitPrefix,
+  regenerateConfigTemplate,
   spacedRestartUnitPrefix,
   stopAgentCommand,
   unitNames,
 } from './paths.js';
-export type { HostPaths } from './paths.js';
+export type { HostPaths, NspawnMachineFiles } from './paths.js';
+export {
+  isWireguardInterface,
+  legacyBridgeCni,
+  localDns,
+  overlayInterfaces,
+  wireguardKeyFiles,
+  wireguardRange,
+} from './node-network.js';
+export type { NftTable } from './node-network.js';
 export type { NspawnMachine } from './names.js';

@@ -90,6 +90,16 @@ export interface HostPaths {
   readonly nspawnLifecycleStateDir: string;
   /** Monotonic times of the agent unit's recent daemon starts (tmpfs: a reboot clears it, as it clears systemd's counter). */
   readonly agentStarts: string;
+  /**
+   * The nspawn machines' root filesystems (`<machinesDir>/kube1`): the Go
+   * agent library provisions them, and reset removes them once the machines
+   * are stopped (spec daemon 8.1).
+   */
+  readonly machinesDir: string;
+  /** The machines' `<machine>.nspawn` settings the agent library writes; reset removes them. */
+  readonly nspawnConfigDir: string;
+  /** Where unbounded-net keeps the node's WireGuard keys; reset removes the two it writes. */
+  readonly wireguardDir: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -126,6 +136,9 @@ export function hostPathsUnder(prefix: string): HostPaths {
     daemonLock: path.join(runDir, 'daemon.lock'),
     nspawnLifecycleStateDir: at('/etc/unbounded/agent'),
     agentStarts: path.join(runDir, 'agent-starts'),
+    machinesDir: at('/var/lib/machines'),
+    nspawnConfigDir: at('/etc/systemd/nspawn'),
+    wireguardDir: at('/etc/wireguard'),
   };
 }
 
@@ -175,3 +188,41 @@ export const nspawnUnitNames = {
  * queued, for the same reason as {@link queuedRestartUnitPrefix}.
  */
 export const spacedRestartUnitPrefix = 'aks-flex-node-agent-restart-';
+
+/** Everything of one nspawn machine on the host, as the Go agent library lays it out. */
+export interface NspawnMachineFiles {
+  /** The machine's root filesystem, holding its copy of the agent. */
+  readonly rootfs: string;
+  /** `<machine>.nspawn`: the machine's nspawn settings. */
+  readonly nspawnConfig: string;
+  /** The drop-in directory of the machine's unit, holding the post-start hook. */
+  readonly overrideDir: string;
+  /** The oneshot that runs the pre-start hook before the machine starts. */
+  readonly regenerateConfigUnit: string;
+  /** What `machinectl enable` makes: the machine started at boot. */
+  readonly enablementLink: string;
+}
+
+/** The files of one nspawn machine under `paths`. */
+export function nspawnMachineFiles(
+  paths: Pick<HostPaths, 'unitDir' | 'machinesDir' | 'nspawnConfigDir'>,
+  machine: NspawnMachine,
+): NspawnMachineFiles {
+  return {
+    rootfs: path.join(paths.machinesDir, machine),
+    nspawnConfig: path.join(paths.nspawnConfigDir, `${machine}.nspawn`),
+    overrideDir: path.join(paths.unitDir, `${nspawnUnitNames.machine(machine)}.d`),
+    regenerateConfigUnit: path.join(paths.unitDir, nspawnUnitNames.regenerateConfig(machine)),
+    enablementLink: path.join(
+      paths.unitDir,
+      'machines.target.wants',
+      nspawnUnitNames.machine(machine),
+    ),
+  };
+}
+
+/**
+ * The template of the pre-start oneshot, which some releases of the agent
+ * library write beside (or instead of) the per-machine units.
+ */
+export const regenerateConfigTemplate = 'unbounded-agent-regenerate-config@.service';

@@ -24,6 +24,7 @@ export const errorCodes = {
   // Environment
   NOT_EXECUTABLE: 'a binary does not run where it is installed',
   SYSTEMD_FAILED: 'a systemctl command failed',
+  HOST_NETWORK_FAILED: "an ip or nft command on the node's network state failed",
   INTERNAL: 'an unexpected internal error',
   // Privileges
   NOT_ROOT: 'the command changes the host and must run as root',

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { nspawnUnitNames, type HostPaths, type NspawnMachine } from '@aks-flex-node/layout';
+import { nspawnMachineFiles, type HostPaths, type NspawnMachine } from '@aks-flex-node/layout';
 
 /** Where one machine's hooks live: both in the unit directory, as the Go releases wrote them. */
 export interface NspawnHookFiles {
@@ -14,10 +14,11 @@ export function nspawnHookFiles(
   paths: Pick<HostPaths, 'unitDir'>,
   machine: NspawnMachine,
 ): NspawnHookFiles {
-  const overrideDir = path.join(paths.unitDir, `${nspawnUnitNames.machine(machine)}.d`);
+  // Only the unit directory matters for the hooks; the machine's other paths are not read.
+  const files = nspawnMachineFiles({ ...paths, machinesDir: '', nspawnConfigDir: '' }, machine);
   return {
-    regenerateConfigUnit: path.join(paths.unitDir, nspawnUnitNames.regenerateConfig(machine)),
-    overrideDir,
-    overrideFile: path.join(overrideDir, 'override.conf'),
+    regenerateConfigUnit: files.regenerateConfigUnit,
+    overrideDir: files.overrideDir,
+    overrideFile: path.join(files.overrideDir, 'override.conf'),
   };
 }

@@ -100,9 +100,9 @@ describe('resetAgent', () => {
     await lay(paths);
     await installUnitsAndState(paths);
     const parentBefore = await parentFacts(paths);
-    const { effects, calls } = fakeEffects(paths);
+    const { effects, network, calls } = fakeEffects(paths);
 
-    const first = await resetAgent({ paths, effects, log });
+    const first = await resetAgent({ paths, effects, network, log });
     await expectResetEndState(paths, parentBefore);
     expect(first.keptBinary).toBe(keptBinary(paths));
     expect(first.removed).toContain(path.join(paths.unitDir, unitNames.agent));
@@ -123,7 +123,7 @@ describe('resetAgent', () => {
     expect(calls.at(-1)?.call).toBe('daemon-reload');
 
     calls.length = 0;
-    const second = await resetAgent({ paths, effects, log });
+    const second = await resetAgent({ paths, effects, network, log });
     expect(second.removed).toEqual([]);
     expect(second.keptBinary).toBe(first.keptBinary);
     await expectResetEndState(paths, parentBefore);
@@ -135,8 +135,8 @@ describe('resetAgent', () => {
     const paths = await newHost();
     await installAgent(paths.root);
     await installUnitsAndState(paths, false);
-    const { effects, calls } = fakeEffects(paths);
-    await resetAgent({ paths, effects, log });
+    const { effects, network, calls } = fakeEffects(paths);
+    await resetAgent({ paths, effects, network, log });
     expect(calls.map((c) => c.call).join('\n')).not.toContain(unitNames.bootstrap);
   });
 
@@ -145,8 +145,8 @@ describe('resetAgent', () => {
     await installAgent(paths.root);
     await installUnitsAndState(paths);
     const before = await treeSnapshot(paths);
-    const { effects } = fakeEffects(paths, `disable --now ${unitNames.bootstrap}`);
-    await expect(resetAgent({ paths, effects, log })).rejects.toThrow(/failed \(fake\)/);
+    const { effects, network } = fakeEffects(paths, `disable --now ${unitNames.bootstrap}`);
+    await expect(resetAgent({ paths, effects, network, log })).rejects.toThrow(/failed \(fake\)/);
     expect(await treeSnapshot(paths)).toEqual(before);
   });
 
@@ -154,9 +154,9 @@ describe('resetAgent', () => {
     const paths = await newHost();
     await installAgent(paths.root);
     await installUnitsAndState(paths);
-    const { effects, calls } = fakeEffects(paths);
+    const { effects, network, calls } = fakeEffects(paths);
     const runningUnits = [unitNames.agent, unitNames.agentSocket];
-    await resetAgent({ paths, effects, log, runningUnits });
+    await resetAgent({ paths, effects, network, log, runningUnits });
     const stops = calls.map((c) => c.call).filter((c) => c.startsWith('stop'));
     expect(stops).toEqual([
       `stop ${unitNames.upgradeGuard}`,
@@ -170,7 +170,12 @@ describe('resetAgent', () => {
     const paths = await newHost();
     await installAgent(paths.root);
     await installUnitsAndState(paths);
-    const report = await resetAgent({ paths, effects: undefined, log });
+    const report = await resetAgent({
+      paths,
+      effects: undefined,
+      network: fakeEffects(paths).network,
+      log,
+    });
     for (const target of resetTargets(paths)) expect(await exists(target), target).toBe(false);
     expect(report.keptBinary).toBe(path.join(paths.root, binaryFile));
   });
@@ -179,7 +184,12 @@ describe('resetAgent', () => {
     const paths = await newHost();
     await interruptMove(paths);
     await mkdir(path.join(paths.legacy, 'lib'), { recursive: true });
-    const report = await resetAgent({ paths, effects: undefined, log });
+    const report = await resetAgent({
+      paths,
+      effects: undefined,
+      network: fakeEffects(paths).network,
+      log,
+    });
     expect(report.keptBinary).toBe(path.join(paths.root, binaryFile));
     expect(await exists(path.join(paths.root, movingMarkerName))).toBe(false);
     expect(await exists(paths.staging)).toBe(false);
@@ -192,7 +202,12 @@ describe('resetAgent', () => {
     // Pass 2 removes the binary first; it was killed after that one file.
     await rm(path.join(paths.legacy, binaryFile));
     await writeFile(path.join(paths.legacy, 'bin/other-tool'), 'other\n');
-    const report = await resetAgent({ paths, effects: undefined, log });
+    const report = await resetAgent({
+      paths,
+      effects: undefined,
+      network: fakeEffects(paths).network,
+      log,
+    });
     expect(report.keptBinary).toBe(path.join(paths.root, binaryFile));
     expect(report.removed).toEqual(
       expect.arrayContaining([
@@ -206,7 +221,10 @@ describe('resetAgent', () => {
     expect(await exists(path.join(paths.root, movingMarkerName))).toBe(false);
     expect(await exists(path.join(paths.root, blueSlotFile))).toBe(true);
     // A second reset finds a plain installed host and changes nothing.
-    expect((await resetAgent({ paths, effects: undefined, log })).removed).toEqual([]);
+    expect(
+      (await resetAgent({ paths, effects: undefined, network: fakeEffects(paths).network, log }))
+        .removed,
+    ).toEqual([]);
   });
 });
 
@@ -223,8 +241,8 @@ describe('resetAgentUnderLock', () => {
       purpose: 'a test',
     });
     try {
-      const { effects, calls } = fakeEffects(paths);
-      const error: unknown = await resetAgentUnderLock({ paths, effects, log }).catch(
+      const { effects, network, calls } = fakeEffects(paths);
+      const error: unknown = await resetAgentUnderLock({ paths, effects, network, log }).catch(
         (e: unknown) => e,
       );
       expect(isAgentError(error, 'ACTIVATION_IN_PROGRESS')).toBe(true);
@@ -235,8 +253,8 @@ describe('resetAgentUnderLock', () => {
     } finally {
       await held.release();
     }
-    const { effects } = fakeEffects(paths);
-    await resetAgentUnderLock({ paths, effects, log });
+    const { effects, network } = fakeEffects(paths);
+    await resetAgentUnderLock({ paths, effects, network, log });
     for (const target of resetTargets(paths)) expect(await exists(target), target).toBe(false);
   });
 });

@@ -2,7 +2,10 @@ import path from 'node:path';
 import { exists, removeOwned } from '@aks-flex-node/fs';
 import { unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { AgentError, errnoCode, messageOf, type Logger } from '@aks-flex-node/log';
+import { cleanUpNodeNetwork } from './clean-up-node-network.js';
 import { findKeptBinary } from './find-kept-binary.js';
+import type { NetworkEffects } from './network-effects.js';
+import { removeMachines, stopMachines } from './nspawn-machines.js';
 import { readOnlyRemovalHint } from './read-only-removal-hint.js';
 import type { ResetEffects } from './reset-effects.js';
 import { resetTargets, resetUnits } from './reset-targets.js';
@@ -13,6 +16,9 @@ export const resetPhases = [
   'cancel-restarts',
   'first-boot-unit',
   'stop-agent',
+  'stop-machines',
+  'remove-machines',
+  'node-network',
   'remove-files',
   'unfinished-move',
   'daemon-reload',
@@ -25,6 +31,8 @@ export interface ResetAgentOptions {
   paths: HostPaths;
   /** systemctl, or `undefined` on a host systemd does not run (nothing to stop or reload). */
   effects: ResetEffects | undefined;
+  /** `ip` and `nft`; production passes the real ones, which tolerate a host without either. */
+  network: NetworkEffects;
   log: Logger;
   /**
    * Units this process runs in (the daemon's own agent unit and socket): they
@@ -41,19 +49,25 @@ export interface ResetReport {
   removed: string[];
   /** The agent binary kept for a rejoin, if one runs. */
   keptBinary: string | undefined;
+  /** What reset found but left, each with why (a link named like LocalDNS's that is no dummy, a missing tool). */
+  left: string[];
 }
 
 /**
  * Resets the agent's installation on this host (spec daemon 8): the units,
  * helpers, recovery script, upgrade signal, digest record and an unfinished
- * move's leftovers go; the binaries, `/opt/unbounded` and an operator's link
- * stay. It reads no config or state file, so it works on a host whose config
+ * move's leftovers go, and so does what the Go agent library left of the
+ * node: the nspawn machines (stopped first) with their settings, hooks and
+ * root filesystems, LocalDNS, the WireGuard and overlay interfaces, policy
+ * routes, WireGuard keys and the legacy bridge CNI. The binaries, the config,
+ * `/opt/unbounded` and an operator's link stay. It reads no config or state file, so it works on a host whose config
  * is broken, and everything it does is idempotent: a second reset succeeds
  * and changes nothing. The caller holds the activation lock, so no upgrade,
  * move or activation runs meanwhile.
  *
  * Throws SYSTEMD_FAILED when a unit cannot be disabled or stopped (nothing
- * after that step has run), HOST_ROOT_IO when a file cannot be removed.
+ * after that step has run), HOST_ROOT_IO when a file cannot be removed,
+ * HOST_NETWORK_FAILED when an `ip` or `nft` command fails.
  */
 export async function resetAgent(options: ResetAgentOptions): Promise<ResetReport> {
   const { paths, effects, log } = options;
@@ -84,6 +98,17 @@ export async function resetAgent(options: ResetAgentOptions): Promise<ResetRepor
   phase('stop-agent');
   await stopAgentUnits(options, running);
 
+  // The machines stop before their root filesystems go (they hold mounts in
+  // them) and before the network clean-up (their network agent would create
+  // the interfaces and rules again).
+  phase('stop-machines');
+  if (effects !== undefined) await stopMachines(paths, effects);
+  phase('remove-machines');
+  removed.push(...(await removeMachines(paths)));
+  phase('node-network');
+  const network = await cleanUpNodeNetwork(options.network, log);
+  removed.push(...network.removed);
+
   // Only now are the paths resolved: with the agent stopped (or, in the
   // daemon, its queue held by this reset) no move can change where they are.
   phase('remove-files');
@@ -100,8 +125,8 @@ export async function resetAgent(options: ResetAgentOptions): Promise<ResetRepor
   await effects?.daemonReload();
 
   const keptBinary = await findKeptBinary(paths);
-  log.info({ removed, keptBinary }, 'reset finished');
-  return { removed, keptBinary };
+  log.info({ removed, keptBinary, left: network.left }, 'reset finished');
+  return { removed, keptBinary, left: network.left };
 }
 
 /**

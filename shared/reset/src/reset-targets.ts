@@ -4,6 +4,7 @@ import {
   nspawnLifecycleFile,
   recoveryScriptFile,
   unitNames,
+  wireguardKeyFiles,
   type HostPaths,
 } from '@aks-flex-node/layout';
 
@@ -39,5 +40,7 @@ export function resetTargets(paths: HostPaths): string[] {
     paths.signalFile,
     // Digests of daemons that ran on a linked host: a rejoin starts a new record.
     paths.digestRecord,
+    // unbounded-net's WireGuard keys (spec daemon 8.1, "network"): a rejoin makes new ones.
+    ...wireguardKeyFiles.map((file) => path.join(paths.wireguardDir, file)),
   ];
 }

@@ -2,6 +2,7 @@ import { hostPaths } from '@aks-flex-node/layout';
 import { withActivationLock } from '@aks-flex-node/lock';
 import type { Logger } from '@aks-flex-node/log';
 import { resetAgent, type ResetAgentOptions, type ResetReport } from './reset-agent.js';
+import { createIpNetworkEffects } from './ip-network-effects.js';
 import { createSystemdResetEffects, isSystemdBooted } from './systemd-reset-effects.js';
 
 /**
@@ -26,5 +27,10 @@ export async function resetThisHost(log: Logger): Promise<ResetReport> {
   const effects = (await isSystemdBooted(hostPaths.prefix))
     ? createSystemdResetEffects(log)
     : undefined;
-  return resetAgentUnderLock({ paths: hostPaths, effects, log });
+  return resetAgentUnderLock({
+    paths: hostPaths,
+    effects,
+    network: createIpNetworkEffects(log),
+    log,
+  });
 }

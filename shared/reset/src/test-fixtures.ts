@@ -24,9 +24,15 @@ import {
   nspawnLifecycleFile,
   recoveryScriptFile,
   unitNames,
+  nspawnMachineFiles,
+  nspawnMachines,
+  regenerateConfigTemplate,
+  wireguardKeyFiles,
   type HostPaths,
+  type NftTable,
 } from '@aks-flex-node/layout';
 import { onTestFinished } from 'vitest';
+import type { NetworkEffects, NetworkLink, NftRule } from './network-effects.js';
 import type { ResetEffects } from './reset-effects.js';
 
 /** A temporary host; `/opt/unbounded` is the host's own, mode 0750 with a staged artifact. */
@@ -83,17 +89,50 @@ export async function interruptMove(paths: HostPaths): Promise<void> {
   await put(path.join(paths.staging, binaryFile), '#!/bin/sh\n', 0o755);
 }
 
-/** One call made to the fake systemctl, with what was on disk when it came. */
+/** One call made to the fake systemctl or the fake network, with what was on disk when it came. */
 export interface EffectCall {
   call: string;
   agentUnitPresent: boolean;
+  /** Whether kube1's root filesystem was still there. */
+  machinePresent: boolean;
 }
 
-/** Fake systemctl: records each call in order; `failOn` makes that call throw. */
-export function fakeEffects(paths: HostPaths, failOn?: string) {
+/** The fake network's state; reset's calls change it as `ip` and `nft` would. */
+export interface FakeNetworkState {
+  links: NetworkLink[];
+  nftTables: NftTable[];
+  /** Rules by `family table chain`. */
+  nftRules: Record<string, NftRule[]>;
+  routingTables: Record<4 | 6, number[]>;
+  /** Tools "not installed": their listings resolve undefined. */
+  missing: ('ip' | 'nft')[];
+}
+
+/**
+ * Fake systemctl and network: records each call in one list, in order;
+ * `failOn` makes that call throw. The network starts from `network`.
+ */
+export function fakeEffects(
+  paths: HostPaths,
+  failOn?: string,
+  network: Partial<FakeNetworkState> = {},
+) {
   const calls: EffectCall[] = [];
+  const state: FakeNetworkState = {
+    links: [],
+    nftTables: [],
+    nftRules: {},
+    routingTables: { 4: [], 6: [] },
+    missing: [],
+    ...network,
+  };
+  const kube1 = path.join(paths.machinesDir, 'kube1');
   const record = async (call: string) => {
-    calls.push({ call, agentUnitPresent: await exists(path.join(paths.unitDir, unitNames.agent)) });
+    calls.push({
+      call,
+      agentUnitPresent: await exists(path.join(paths.unitDir, unitNames.agent)),
+      machinePresent: await exists(kube1),
+    });
     if (call === failOn) throw new Error(`${call} failed (fake)`);
   };
   const effects: ResetEffects = {
@@ -103,7 +142,55 @@ export function fakeEffects(paths: HostPaths, failOn?: string) {
     stop: (units) => record(`stop ${units.join(' ')}`),
     daemonReload: () => record('daemon-reload'),
   };
-  return { effects, calls };
+  const key = (t: NftTable, chain: string) => `${t.family} ${t.name} ${chain}`;
+  const fakeNetwork: NetworkEffects = {
+    listLinks: () => Promise.resolve(state.missing.includes('ip') ? undefined : [...state.links]),
+    deleteLink: async (name) => {
+      await record(`ip link delete ${name}`);
+      state.links = state.links.filter((l) => l.name !== name);
+    },
+    listNftTables: () =>
+      Promise.resolve(state.missing.includes('nft') ? undefined : [...state.nftTables]),
+    deleteNftTable: async (t) => {
+      await record(`nft delete table ${t.family} ${t.name}`);
+      state.nftTables = state.nftTables.filter((x) => x.family !== t.family || x.name !== t.name);
+    },
+    listNftRules: (t, chain) => Promise.resolve([...(state.nftRules[key(t, chain)] ?? [])]),
+    deleteNftRule: async (t, chain, handle) => {
+      await record(`nft delete rule ${key(t, chain)} handle ${handle}`);
+      state.nftRules[key(t, chain)] = (state.nftRules[key(t, chain)] ?? []).filter(
+        (r) => r.handle !== handle,
+      );
+    },
+    listRoutingTables: (family) =>
+      Promise.resolve(state.missing.includes('ip') ? undefined : [...state.routingTables[family]]),
+    removeRoutingTable: async (family, table) => {
+      await record(`ip -${family} routing table ${table} removed`);
+      state.routingTables[family] = state.routingTables[family].filter((t) => t !== table);
+    },
+  };
+  return { effects, network: fakeNetwork, calls, state };
+}
+
+/**
+ * A node as the Go agent library leaves it on disk: both machines with their
+ * root filesystem (and its copy of the agent), settings, hooks and
+ * enablement, the hook template, and the WireGuard keys.
+ */
+export async function layOutNodeFiles(paths: HostPaths): Promise<void> {
+  for (const machine of nspawnMachines) {
+    const files = nspawnMachineFiles(paths, machine);
+    await put(path.join(files.rootfs, 'usr/local/bin/aks-flex-node'), '#!/bin/sh\n', 0o755);
+    await put(path.join(files.rootfs, 'etc/os-release'), 'ID=ubuntu\n');
+    await put(files.nspawnConfig, '[Exec]\nBoot=yes\n');
+    await put(path.join(files.overrideDir, 'override.conf'), '[Service]\n');
+    await put(files.regenerateConfigUnit, '[Service]\n');
+    await mkdir(path.dirname(files.enablementLink), { recursive: true });
+    await symlink('/lib/systemd/system/systemd-nspawn@.service', files.enablementLink);
+  }
+  await put(path.join(paths.unitDir, regenerateConfigTemplate), '[Service]\n');
+  for (const key of wireguardKeyFiles)
+    await put(path.join(paths.wireguardDir, key), 'key\n', 0o600);
 }
 
 export async function exists(file: string): Promise<boolean> {

@@ -9,7 +9,7 @@ import { readOperationRecord } from '@aks-flex-node/agentbinary';
 import { hostPaths, stopAgentCommand } from '@aks-flex-node/layout';
 import { pollUntil } from '@aks-flex-node/lock';
 import { AgentError, createLogger, isAgentError } from '@aks-flex-node/log';
-import { resetThisHost, type ResetReport } from '@aks-flex-node/reset';
+import { describeResetReport, resetThisHost, type ResetReport } from '@aks-flex-node/reset';
 import { parseCommandArgs } from '../args.js';
 import { askYesNo, printJson, printLine } from '../output.js';
 import { waitForExit } from '../process-exit.js';
@@ -144,19 +144,16 @@ async function followToEnd(client: ApiClient, id: string, onPhase: (phase: strin
 /** The offline reset, reported in the same shape as the daemon's operation. */
 function offlineOperation(report: ResetReport): Operation {
   const now = new Date().toISOString();
-  const kept =
-    report.keptBinary === undefined
-      ? 'no agent binary was left to keep'
-      : `kept ${report.keptBinary} for a rejoin`;
   return {
     id: `reset-offline-${now.replace(/[-:.TZ]/g, '')}`,
     kind: 'reset',
     state: 'succeeded',
     phase: 'done',
-    message: `removed ${report.removed.length} path(s); ${kept}`,
+    message: describeResetReport(report),
     startedAt: now,
     finishedAt: now,
     removed: report.removed,
+    ...(report.left.length === 0 ? {} : { left: report.left }),
     ...(report.keptBinary === undefined ? {} : { keptBinary: report.keptBinary }),
   };
 }

@@ -85,6 +85,17 @@ beforeEach(async () => {
     queue,
     registry: operations,
     effects,
+    // A node with no network state of the Go library: the sweep lists and finds nothing.
+    network: {
+      listLinks: () => Promise.resolve([]),
+      deleteLink: () => Promise.reject(new Error('nothing to delete (fake)')),
+      listNftTables: () => Promise.resolve([]),
+      deleteNftTable: () => Promise.reject(new Error('nothing to delete (fake)')),
+      listNftRules: () => Promise.resolve([]),
+      deleteNftRule: () => Promise.reject(new Error('nothing to delete (fake)')),
+      listRoutingTables: () => Promise.resolve([]),
+      removeRoutingTable: () => Promise.reject(new Error('nothing to delete (fake)')),
+    },
     runningUnits: [unitNames.agent, unitNames.agentSocket],
     stopDaemon: (reason) => {
       stops.push(reason);

@@ -2,7 +2,13 @@ import type { Operation } from '@aks-flex-node/api';
 import { writeOperationRecord } from '@aks-flex-node/agentbinary';
 import { stopAgentCommand, type HostPaths } from '@aks-flex-node/layout';
 import { messageOf, type Logger } from '@aks-flex-node/log';
-import { resetAgent, type ResetEffects, type ResetReport } from '@aks-flex-node/reset';
+import {
+  describeResetReport,
+  resetAgent,
+  type NetworkEffects,
+  type ResetEffects,
+  type ResetReport,
+} from '@aks-flex-node/reset';
 import type { MutationQueue } from '../mutation-queue.js';
 import type { OperationRegistry } from '../upgrade/operation-registry.js';
 
@@ -22,6 +28,8 @@ export interface ResetServiceDeps {
   registry: OperationRegistry;
   /** systemctl, or undefined when systemd does not run the host. */
   effects: ResetEffects | undefined;
+  /** `ip` and `nft`, for the node's network state. */
+  network: NetworkEffects;
   /** The units this daemon runs in, which reset leaves for {@link stopDaemon}. */
   runningUnits: readonly string[];
   /** Ends this daemon once the outcome is recorded; never waits for the stop itself. */
@@ -65,6 +73,7 @@ export function createResetService(deps: ResetServiceDeps): ResetService {
       phase: 'done',
       message: describeReset(report),
       removed: report.removed,
+      ...(report.left.length === 0 ? {} : { left: report.left }),
       ...(report.keptBinary === undefined ? {} : { keptBinary: report.keptBinary }),
     });
     // The reset is done and recorded, and the client may have read it: a
@@ -103,6 +112,7 @@ export function createResetService(deps: ResetServiceDeps): ResetService {
           const report = await resetAgent({
             paths: deps.paths,
             effects: deps.effects,
+            network: deps.network,
             log: opLog,
             runningUnits: deps.runningUnits,
             onPhase: (phase) => {
@@ -136,9 +146,5 @@ export function createResetService(deps: ResetServiceDeps): ResetService {
 
 /** One sentence for the operation record and the CLI. */
 export function describeReset(report: ResetReport): string {
-  const kept =
-    report.keptBinary === undefined
-      ? 'no agent binary was left to keep'
-      : `kept ${report.keptBinary} for a rejoin`;
-  return `removed ${report.removed.length} path(s); ${kept}`;
+  return describeResetReport(report);
 }
