@@ -7,7 +7,13 @@
 # and runtime directories. It keeps /opt/unbounded and everything else in it,
 # and a link an operator made at /opt/unbounded/agent to anywhere else.
 # When no agent binary can run reset (none installed, or it fails or lacks the
-# command), it stops and removes the units and files itself.
+# command), it stops and removes the units and files itself. Either way it then
+# removes what the Go agent library leaves of the node, as reset does (spec
+# daemon 8.1): the nspawn machines kube1/kube2 (stopped, then their settings,
+# hooks and root filesystems), LocalDNS (nft table, dummy interface), the
+# WireGuard and overlay interfaces, their policy routes, the WireGuard keys and
+# the legacy bridge CNI. A link named localdns that is not a dummy is left.
+# Without ip or nft it warns and skips what they would show.
 #
 #   sudo uninstall.sh [--force]        --force: no confirmation (needed without a terminal)
 #
@@ -33,6 +39,22 @@ readonly AGENT_DIRS=(/etc/aks-flex-node /var/lib/aks-flex-node /var/log/aks-flex
 # Everything of the agent under a root, besides lib/aks-flex-node (the
 # blue/green layout with the recovery script), which goes as a whole.
 readonly ROOT_FILES=(bin/aks-flex-node bin/unbounded-agent-nspawn-lifecycle libexec/unbounded-localdns-network)
+
+# The node the Go agent library leaves (shared/layout/src/node-network.ts and
+# paths.ts hold the product's copies of these names).
+readonly MACHINES=(kube1 kube2)
+readonly MACHINES_DIR="/var/lib/machines"
+readonly NSPAWN_DIR="/etc/systemd/nspawn"
+readonly REGENERATE_TEMPLATE="unbounded-agent-regenerate-config@.service"
+readonly WIREGUARD_KEYS=(/etc/wireguard/server.priv /etc/wireguard/server.pub)
+readonly LOCALDNS_LINK="localdns"
+readonly LOCALDNS_NFT_TABLE=(ip unbounded_localdns)
+readonly WIREGUARD_TABLE_FIRST=51820
+readonly WIREGUARD_TABLE_LAST=51899
+readonly OVERLAY_LINKS=(geneve0 vxlan0 ipip0 unbounded0 cbr0)
+readonly BRIDGE_CNI_LINK="cni0"
+readonly BRIDGE_CNI_CHAIN=(inet cni_plugins_masquerade masq_checks)
+readonly BRIDGE_CNI_MARKER="net: bridge,"
 
 readonly EXIT_USAGE=64
 readonly EXIT_TEMPORARY=75
@@ -171,6 +193,112 @@ remove_units() {
   systemctl daemon-reload >/dev/null 2>&1 || true
 }
 
+remove_path() { # PATH: a file, link or tree; absent is fine (checked first: EROFS on a read-only /usr)
+  if [[ -e "$1" || -L "$1" ]]; then
+    rm -rf -- "$1"
+    say_info "Removed: $1"
+  fi
+}
+
+NODE_CHANGED=false
+
+machine_present() { # MACHINE: anything of it on the host
+  local p
+  for p in "$MACHINES_DIR/$1" "$NSPAWN_DIR/$1.nspawn" "$UNIT_DIR/systemd-nspawn@$1.service.d" \
+    "$UNIT_DIR/unbounded-agent-regenerate-config@$1.service" "$UNIT_DIR/machines.target.wants/systemd-nspawn@$1.service"; do
+    [[ -e "$p" || -L "$p" ]] && return 0
+  done
+  return 1
+}
+
+# The machines: stopped first (their pre-start oneshot before them), since a
+# running machine holds mounts in its root filesystem and its network agent
+# would recreate what remove_node_network removes.
+remove_machines() {
+  local machine
+  for machine in "${MACHINES[@]}"; do
+    machine_present "$machine" || continue
+    NODE_CHANGED=true
+    systemctl stop "unbounded-agent-regenerate-config@$machine.service" "systemd-nspawn@$machine.service" >/dev/null 2>&1 || true
+    remove_path "$UNIT_DIR/machines.target.wants/systemd-nspawn@$machine.service"
+    remove_path "$NSPAWN_DIR/$machine.nspawn"
+    remove_path "$UNIT_DIR/systemd-nspawn@$machine.service.d"
+    remove_path "$UNIT_DIR/unbounded-agent-regenerate-config@$machine.service"
+    remove_path "$MACHINES_DIR/$machine"
+  done
+  if [[ -e "$UNIT_DIR/$REGENERATE_TEMPLATE" ]]; then
+    NODE_CHANGED=true
+    remove_path "$UNIT_DIR/$REGENERATE_TEMPLATE"
+  fi
+  local key
+  for key in "${WIREGUARD_KEYS[@]}"; do
+    remove_path "$key"
+  done
+}
+
+delete_link() { # NAME
+  if ip link delete dev "$1" 2>/dev/null || ! ip link show dev "$1" >/dev/null 2>&1; then
+    say_info "Removed network interface: $1"
+  else
+    say_warn "Could not remove network interface $1; remove it with: ip link delete dev $1"
+  fi
+}
+
+# LocalDNS, the WireGuard and overlay interfaces, their policy routes and the
+# legacy bridge CNI, as the agent's reset removes them.
+remove_node_network() {
+  local line name handle table family listing
+  # Each listing is read whole before it is searched: with pipefail, a grep -q
+  # that stops at the first match would fail the pipeline on the writer's SIGPIPE.
+  if ! nft --version >/dev/null 2>&1; then
+    say_warn "nft is not installed: the LocalDNS nft table and the bridge CNI rules were not checked"
+  else
+    listing=$(nft list tables 2>/dev/null || true)
+    if grep -qx "table ${LOCALDNS_NFT_TABLE[*]}" <<<"$listing"; then
+      nft delete table "${LOCALDNS_NFT_TABLE[@]}" && say_info "Removed nft table: ${LOCALDNS_NFT_TABLE[*]}"
+    fi
+    while read -r handle; do
+      [[ -n "$handle" ]] || continue
+      nft delete rule "${BRIDGE_CNI_CHAIN[@]}" handle "$handle" && say_info "Removed bridge CNI nft rule: handle $handle"
+    done < <({ nft -a list chain "${BRIDGE_CNI_CHAIN[@]}" 2>/dev/null || true; } | sed -n "/${BRIDGE_CNI_MARKER}/s/.*# handle \([0-9][0-9]*\)\$/\1/p")
+  fi
+  if ! ip -V >/dev/null 2>&1; then
+    say_warn "ip is not installed: no network interface or policy route was checked"
+    return 0
+  fi
+  if ip link show dev "$LOCALDNS_LINK" >/dev/null 2>&1; then
+    listing=$(ip -d -o link show dev "$LOCALDNS_LINK")
+    if grep -Eq '\\[[:space:]]+dummy([[:space:]]|$)' <<<"$listing"; then
+      delete_link "$LOCALDNS_LINK"
+    else
+      say_warn "Left network interface $LOCALDNS_LINK: it is not the dummy LocalDNS creates, so it is not the agent's"
+    fi
+  fi
+  while read -r line; do
+    name=${line#*: }
+    name=${name%%[:@]*}
+    if [[ "$name" =~ ^wg([0-9]+)$ ]] && ((BASH_REMATCH[1] >= WIREGUARD_TABLE_FIRST && BASH_REMATCH[1] <= WIREGUARD_TABLE_LAST)); then
+      delete_link "$name"
+    fi
+  done < <(ip -o link show)
+  for name in "${OVERLAY_LINKS[@]}" "$BRIDGE_CNI_LINK"; do
+    if ip link show dev "$name" >/dev/null 2>&1; then delete_link "$name"; fi
+  done
+  # The tables in use, from one listing each of the rules and the routes
+  # (-N: numbers, not names from rt_tables), rather than 80 probes per family.
+  for family in -4 -6; do
+    for table in $({
+      ip "$family" -N rule show 2>/dev/null | sed -n 's/.* lookup \([0-9][0-9]*\).*/\1/p'
+      ip "$family" -N route show table all 2>/dev/null | sed -n 's/.* table \([0-9][0-9]*\).*/\1/p'
+    } | sort -nu); do
+      ((table >= WIREGUARD_TABLE_FIRST && table <= WIREGUARD_TABLE_LAST)) || continue
+      while ip "$family" rule del table "$table" 2>/dev/null; do :; done
+      ip "$family" route flush table "$table" 2>/dev/null || true
+      say_info "Removed policy routing table $table ($family)"
+    done
+  done
+}
+
 remove_directories() {
   local dir
   for dir in "${AGENT_DIRS[@]}"; do
@@ -257,12 +385,18 @@ main() {
   find_install_dir
   confirm
   run_reset
+  remove_machines
+  remove_node_network
+  if [[ "$NODE_CHANGED" == true ]]; then
+    systemctl daemon-reload >/dev/null 2>&1 || true
+  fi
   remove_directories
   remove_agent_files || exit $?
   say_success "AKS Flex Node has been uninstalled."
   cat <<DONE
 Removed: the agent's units, binaries and helpers under $HOST_ROOT and $LEGACY_ROOT,
-and its config, data, log and runtime directories.
+its config, data, log and runtime directories, and the node's machines and
+network state (LocalDNS, WireGuard and overlay interfaces, policy routes, keys).
 Not removed: Azure Arc software, the Kubernetes Node and any Azure resources.
 Anything the host staged under /opt/unbounded was left there.
 DONE

@@ -43,6 +43,10 @@ setup_private_host() {
   if [[ $(id -u) -ne 0 ]] || [[ "$(readlink /proc/self/ns/mnt)" == "$(readlink /proc/1/ns/mnt)" ]]; then
     skip "needs root in the private mount namespace test/scripts/run.sh makes"
   fi
+  # uninstall.sh removes interfaces, policy routes and nft tables: never on the machine's own network.
+  if [[ "$(readlink /proc/self/ns/net)" == "$(readlink /proc/1/ns/net)" ]]; then
+    skip "needs the private network namespace test/scripts/run.sh makes (unshare -n)"
+  fi
   HOST_SCRATCH="$BATS_TEST_TMPDIR/host"
   mkdir -p "$HOST_SCRATCH"
   host_mount -t tmpfs -o mode=0700 tmpfs "$HOST_SCRATCH"

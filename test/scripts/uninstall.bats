@@ -250,3 +250,136 @@ run_uninstall() {
   [ "$status" -eq 75 ]
   [ -L /opt/unbounded/agent/bin/aks-flex-node ]
 }
+
+# A node as the Go agent library leaves it on disk: both machines (root
+# filesystem with the agent's copy, .nspawn, hooks, enablement), the hook
+# template and the WireGuard keys.
+lay_out_node_files() {
+  local m
+  for m in kube1 kube2; do
+    mkdir -p "/var/lib/machines/$m/usr/local/bin" /etc/systemd/nspawn \
+      "/etc/systemd/system/systemd-nspawn@$m.service.d" /etc/systemd/system/machines.target.wants
+    write_stub_agent "/var/lib/machines/$m/usr/local/bin/aks-flex-node" copy
+    printf '[Exec]\nBoot=yes\n' >"/etc/systemd/nspawn/$m.nspawn"
+    printf '[Service]\nExecStartPost=/opt/unbounded/agent/bin/unbounded-agent-nspawn-lifecycle nspawn-lifecycle post-start %s\n' "$m" \
+      >"/etc/systemd/system/systemd-nspawn@$m.service.d/override.conf"
+    printf '[Service]\nType=oneshot\n' >"/etc/systemd/system/unbounded-agent-regenerate-config@$m.service"
+    ln -sfn /lib/systemd/system/systemd-nspawn@.service "/etc/systemd/system/machines.target.wants/systemd-nspawn@$m.service"
+  done
+  printf '[Service]\n' >/etc/systemd/system/unbounded-agent-regenerate-config@.service
+  install -d -m 0700 /etc/wireguard
+  echo key >/etc/wireguard/server.priv
+  echo key >/etc/wireguard/server.pub
+  echo 'keep me' >/etc/wireguard/operator.conf
+}
+
+# A systemctl that records, with each call, whether kube1's rootfs was still there.
+fake_systemctl_watching_rootfs() {
+  cat >"$FAKE_BIN/systemctl" <<'FAKE'
+#!/usr/bin/env bash
+state=gone; [[ -d /var/lib/machines/kube1 ]] && state=present
+echo "systemctl $* (rootfs $state)" >>"$CALLS"
+exit 0
+FAKE
+  chmod +x "$FAKE_BIN/systemctl"
+}
+
+# nft as the node has it: the LocalDNS table and the CNI plugins' chain with
+# one rule of the retired bridge network and one of another network.
+fake_nft() {
+  cat >"$FAKE_BIN/nft" <<'FAKE'
+#!/usr/bin/env bash
+echo "nft $*" >>"$CALLS"
+case "$*" in
+  "list tables") printf 'table ip unbounded_localdns\ntable inet cni_plugins_masquerade\ntable inet filter\n' ;;
+  "-a list chain inet cni_plugins_masquerade masq_checks")
+    printf 'table inet cni_plugins_masquerade {\n\tchain masq_checks { # handle 2\n'
+    printf '\t\tip daddr != 224.0.0.0/4 masquerade comment "name: \\"bridge\\" net: bridge, id: a" # handle 4\n'
+    printf '\t\tip daddr != 224.0.0.0/4 masquerade comment "net: calico, id: b" # handle 7\n\t}\n}\n' ;;
+esac
+exit 0
+FAKE
+  chmod +x "$FAKE_BIN/nft"
+}
+
+link_names() { ip -o link show | sed 's/^[0-9]*: \([^:@]*\).*/\1/' | sort | tr '\n' ' '; }
+
+@test "scripts#4.2 daemon#8.1 the node's machines are stopped, then their settings, hooks and root filesystems go; the WireGuard keys too" {
+  lay_out_node_files
+  fake_systemctl_watching_rootfs
+  run_uninstall
+  [ "$status" -eq 0 ]
+  # Stopped while its root filesystem was still there (the pre-start oneshot first).
+  grep -qx "systemctl stop unbounded-agent-regenerate-config@kube1.service systemd-nspawn@kube1.service (rootfs present)" "$CALLS"
+  grep -q "systemctl stop unbounded-agent-regenerate-config@kube2.service systemd-nspawn@kube2.service" "$CALLS"
+  local m
+  for m in kube1 kube2; do
+    [ ! -e "/var/lib/machines/$m" ] && [ ! -e "/etc/systemd/nspawn/$m.nspawn" ]
+    [ ! -e "/etc/systemd/system/systemd-nspawn@$m.service.d" ]
+    [ ! -e "/etc/systemd/system/unbounded-agent-regenerate-config@$m.service" ]
+    [ ! -L "/etc/systemd/system/machines.target.wants/systemd-nspawn@$m.service" ]
+  done
+  [ ! -e /etc/systemd/system/unbounded-agent-regenerate-config@.service ]
+  [ ! -e /etc/wireguard/server.priv ] && [ ! -e /etc/wireguard/server.pub ]
+  [ -f /etc/wireguard/operator.conf ]
+  [[ "$output" == *"Removed: /var/lib/machines/kube1"* ]]
+  # A second run finds nothing and succeeds.
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"Removed: /var/lib/machines"* ]]
+}
+
+@test "scripts#4.2 daemon#8.1 network: WireGuard and overlay links, their policy routes, LocalDNS and bridge CNI go; a localdns that is no dummy and the host's own state stay" {
+  fake_nft
+  # Stand-ins where this kernel lacks the kind (no wireguard, geneve or ipip
+  # here): uninstall.sh removes these by name, whatever their kind.
+  local name
+  for name in wg51820 wg51899 wg12345 geneve0 ipip0 unbounded0 cbr0 cni0 localdns keepme0; do
+    ip link add "$name" type bridge
+  done
+  ip link add vxlan0 type vxlan id 5 dstport 4789
+  ip link set vxlan0 up
+  ip -4 rule add table 51820
+  ip -4 rule add from 10.1.0.0/16 table 51821
+  ip -4 route add 10.8.0.0/16 dev vxlan0 table 51822
+  ip -6 rule add table 51899
+  ip -4 rule add table 100
+  ip -4 route add 10.7.0.0/16 dev vxlan0 table 100
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [ "$(link_names)" = "keepme0 lo localdns wg12345 " ]
+  [[ "$output" == *"Left network interface localdns: it is not the dummy LocalDNS creates"* ]]
+  [ -z "$(ip -4 rule show table 51820; ip -4 rule show table 51821; ip -6 rule show table 51899)" ]
+  [ -z "$(ip -4 route show table 51822 2>/dev/null)" ]
+  [ -n "$(ip -4 rule show table 100)" ]
+  grep -qx "nft delete table ip unbounded_localdns" "$CALLS"
+  grep -qx "nft delete rule inet cni_plugins_masquerade masq_checks handle 4" "$CALLS"
+  run ! grep -q "handle 7" "$CALLS"
+  run ! grep -q "delete table inet" "$CALLS"
+}
+
+@test "scripts#4.2 daemon#8.1 a dummy localdns goes (where the kernel has dummy links)" {
+  if ! ip link add localdns type dummy 2>/dev/null; then
+    skip "THIS KERNEL HAS NO DUMMY LINKS: the removal of a real LocalDNS dummy is not shown here (the refusal of a non-dummy is)"
+  fi
+  run_uninstall
+  [ "$status" -eq 0 ]
+  run ! ip link show dev localdns
+}
+
+@test "scripts#4.2 without ip or nft: warns, skips the network, removes every file" {
+  lay_out_node_files
+  # Hidden in this test's mount namespace: a file without execute bits over each.
+  touch "$BATS_TEST_TMPDIR/not-installed"
+  local tool
+  for tool in $(type -a -P ip nft 2>/dev/null | xargs -r realpath | sort -u); do
+    host_mount --bind "$BATS_TEST_TMPDIR/not-installed" "$tool"
+  done
+  run ! ip -V
+  run --separate-stderr bash "$uninstall_sh" --force
+  [ "$status" -eq 0 ]
+  # shellcheck disable=SC2154 # bats sets stderr with --separate-stderr
+  [[ "$stderr" == *"nft is not installed"* ]]
+  [[ "$stderr" == *"ip is not installed"* ]]
+  [ ! -e /var/lib/machines/kube1 ] && [ ! -e /etc/wireguard/server.priv ]
+}
