@@ -20,6 +20,7 @@ import {
   waitForUnitState,
   withHost,
   writeIgnitionToDisk,
+  refuseSharedNetwork,
 } from './harness/index.js';
 import {
   bootstrapScript,
@@ -183,6 +184,7 @@ describeWithProduct('ignition: first boot runs bootstrap.sh', () => {
           );
           ctx.skip();
         }
+        await refuseSharedNetwork(host, 'a reset');
         await runOrThrow(host, [productPaths.installedBinary, 'reset'], { timeoutMs: 180_000 });
         const unitFile = path.join(hostPaths.unitDir, unit);
         expect(await isPresent(host, unitFile)).toBe(false);

@@ -34,6 +34,7 @@ import {
   waitForServingDaemon,
   waitForUnitState,
   withHost,
+  refuseSharedNetwork,
 } from './harness/index.js';
 
 /** The archives the sandbox upgrades to. */
@@ -125,6 +126,7 @@ async function upgradeToBadCandidate(host: Host, release: ReleaseArchive): Promi
  * a rejoin: the binary reset kept starts the agent again.
  */
 async function resetAndRejoin(host: Host): Promise<void> {
+  await refuseSharedNetwork(host, 'a reset');
   const argv = [productPaths.installedBinary, 'reset'];
   const reset = await host.run(argv, { timeoutMs: 120_000 });
   print(`\n${formatCommandResult(argv.join(' '), reset)}`);

@@ -28,6 +28,15 @@ export { readJournal } from './journal.js';
 export { layOutFixture } from './lay-out-fixture.js';
 export type { Fixture, FixtureEntry } from './lay-out-fixture.js';
 export { readLayoutTree } from './layout-tree.js';
+export { refuseSharedNetwork } from './private-network.js';
+export {
+  hostOwnNetwork,
+  layOutRealNode,
+  readRealNodeFacts,
+  realNodeMachines,
+  startRealNodeMachines,
+} from './real-node.js';
+export type { RealNode, RealNodeLink, RealNodeOptions } from './real-node.js';
 export {
   downloadedBinary,
   installProduct,

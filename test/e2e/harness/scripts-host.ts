@@ -1,3 +1,4 @@
+import { refuseSharedNetwork } from './private-network.js';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { operationSchema, type Operation } from '@aks-flex-node/api';
@@ -47,7 +48,9 @@ export async function copyScriptsIn(host: Host, archive: string): Promise<void> 
 }
 
 /** Runs one of the scripts as an operator would, the archive by `file://` URL. */
-export function runScript(host: Host, script: string, args: readonly string[] = []) {
+export async function runScript(host: Host, script: string, args: readonly string[] = []) {
+  // uninstall.sh removes interfaces, policy routes and nft tables.
+  if (script === 'uninstall.sh') await refuseSharedNetwork(host, 'uninstall.sh');
   return host.run(
     [
       'env',
@@ -153,6 +156,7 @@ export async function expectResetHost(host: Host): Promise<void> {
  * test with the CLI's output when it does not exit 0.
  */
 export async function resetThroughDaemon(host: Host): Promise<Operation> {
+  await refuseSharedNetwork(host, 'a reset');
   const reset = await host.run([productPaths.installedBinary, 'reset', '--json'], {
     timeoutMs: 120_000,
   });
