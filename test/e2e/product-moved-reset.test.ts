@@ -7,10 +7,12 @@ import {
   copyScriptsIn,
   createReleaseDir,
   expectNothingOfTheAgent,
+  expectRealNodeGone,
   expectResetHost,
   resetThroughDaemon,
   installAndStart,
   layOutFixture,
+  layOutRealNode,
   packGoNamedArchive,
   parentSnapshot,
   productBinary,
@@ -19,6 +21,7 @@ import {
   runOrThrow,
   runScript,
   stageParent,
+  startRealNodeMachines,
   waitForProductStatus,
   waitForUnitState,
   withHost,
@@ -79,6 +82,8 @@ describeWithProduct('product: a host moved from /usr/local, reset, rejoined, uni
       await runOrThrow(host, ['bash', '-c', stageParent]);
       const parentBefore = await parentSnapshot(host);
 
+      // The node an earlier release provisioned: its helpers and hooks under /usr/local.
+      const node = await layOutRealNode(host, { helperRoot: '/usr/local', config: false });
       await layOutLegacyHostOfThisBuild(host);
       const moved = await waitForProductStatus(
         host,
@@ -94,12 +99,15 @@ describeWithProduct('product: a host moved from /usr/local, reset, rejoined, uni
         ),
       ).toBe('dir');
       expect(await parentSnapshot(host)).toBe(parentBefore);
+      // The move took the node's helpers along; its machines start on the moved hooks.
+      await startRealNodeMachines(host);
 
       // Reset through the daemon, which records the outcome and stops itself.
       const operation = await resetThroughDaemon(host);
       expect(operation).toMatchObject({ kind: 'reset', state: 'succeeded' });
       expect(operation.keptBinary).toBe(productPaths.installedBinary);
       await expectResetHost(host);
+      await expectRealNodeGone(host, node);
       // Nothing of the agent came back under /usr/local, and the host root is a real directory still.
       expect(
         await shell(host, 'find /usr/local -name "aks-flex-node*" -o -name "unbounded-*" | sort'),
@@ -112,11 +120,17 @@ describeWithProduct('product: a host moved from /usr/local, reset, rejoined, uni
       const rejoined = await waitForProductStatus(host, (s) => s.startup.gate === 'open', 120_000);
       expect(rejoined.hostRoot.state).toBe('installed');
       expect(await shell(host, 'find /usr/local -name "aks-flex-node*" | sort')).toBe('');
+      // The rejoin's start ran with the config reset kept, the Go scripts' own.
+      expect(await shell(host, 'cat /etc/aks-flex-node/config.json')).toBe(goScriptConfig.trim());
 
+      // The rejoined agent provisions the node again; uninstall.sh removes it too.
+      const again = await layOutRealNode(host, { config: false });
+      await startRealNodeMachines(host);
       const uninstall = await runScript(host, 'uninstall.sh', ['--force']);
       expect(uninstall.exitCode, `${uninstall.stdout}${uninstall.stderr}`).toBe(0);
       expect(uninstall.stdout).toContain('Reset completed');
       await expectNothingOfTheAgent(host);
+      await expectRealNodeGone(host, again);
       await waitForUnitState(host, productUnits.agent, 'inactive');
       expect(await parentSnapshot(host)).toBe(parentBefore);
       expect(await shell(host, 'stat -c %a /opt/unbounded')).toBe('750');

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { expect } from 'vitest';
 import path from 'node:path';
 import { repoRoot } from './e2e-paths.js';
 import { goScriptConfig } from './go-script-config.js';
@@ -292,4 +293,37 @@ export async function readRealNodeFacts(host: Host): Promise<Record<string, stri
       .filter((line) => line.includes('='))
       .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1).trim()]),
   );
+}
+
+/**
+ * After a reset or uninstall.sh: nothing of the node is left (machines
+ * stopped and removed, hooks, LocalDNS, the node's links, policy routes,
+ * keys, bridge CNI) and the host's own network state is kept. The detailed
+ * rows are in product-node-reset.test.ts; this is the check other scenarios
+ * run after their own reset.
+ */
+export async function expectRealNodeGone(host: Host, node: RealNode): Promise<void> {
+  const facts = await readRealNodeFacts(host);
+  const links = facts.links?.split(' ') ?? [];
+  const left = [
+    ...realNodeMachines.flatMap((m) =>
+      ['rootfs', 'nspawn', 'override', 'regenerate', 'enabled']
+        .filter((k) => facts[`machine.${m}.${k}`] !== 'no')
+        .map((k) => `machine.${m}.${k}`),
+    ),
+    ...realNodeMachines
+      .filter((m) => facts[`machine.${m}.state`] === 'active')
+      .map((m) => `${m} running`),
+    ...['localdns.unit', 'hooks.template'].filter((k) => facts[k] !== 'no'),
+    ...(facts['localdns.table'] === '0' ? [] : ['nft table ip unbounded_localdns']),
+    ...(node.localDnsDummy && facts['localdns.link'] !== '' ? ['localdns link'] : []),
+    ...node.links.map((l) => l.name).filter((name) => links.includes(name)),
+    ...['51820', '51821'].filter((t) => facts.rules4?.split(' ').includes(t)),
+    ...(facts.rules6?.split(' ').includes('51899') ? ['51899'] : []),
+    ...(facts.keys === '' ? [] : [`keys: ${facts.keys}`]),
+    ...(facts['cni.rules']?.includes('net: bridge') ? ['bridge CNI rule'] : []),
+  ];
+  expect(left, 'what reset left of the node').toEqual([]);
+  expect(links, "the host's own link").toContain(hostOwnNetwork.link);
+  expect(facts.rules4?.split(' '), "the host's own table").toContain(String(hostOwnNetwork.table));
 }
