@@ -216,14 +216,17 @@ async function layOutNodeNetwork(host: Host, helpers: RealNode['helpers']): Prom
     '-euc',
     `
     ${localDnsDummy ? 'ip link set localdns up; ip address replace 169.254.10.10/32 dev localdns' : ''}
-    ip link add ${hostOwnNetwork.link} type bridge
+    # Idempotent: a scenario lays the node out again after a rejoin, and the
+    # host's own state outlived the reset on purpose.
+    rule() { ip "$1" rule show table "$3" | grep -q . || ip "$1" rule add from "$2" table "$3"; }
+    ip link show ${hostOwnNetwork.link} >/dev/null 2>&1 || ip link add ${hostOwnNetwork.link} type bridge
     ip link set cbr0 up
-    ip -4 rule add from 10.244.0.0/16 table 51820
-    ip -4 rule add from 10.246.0.0/16 table 51821
-    ip -4 route add 10.245.0.0/16 dev cbr0 table 51820
-    ip -6 rule add from fd00:10::/64 table 51899
-    ip -4 rule add from 192.0.2.0/24 table ${hostOwnNetwork.table}
-    ip -4 route add 198.51.100.0/24 dev cbr0 table ${hostOwnNetwork.table}
+    rule -4 10.244.0.0/16 51820
+    rule -4 10.246.0.0/16 51821
+    ip -4 route replace 10.245.0.0/16 dev cbr0 table 51820
+    rule -6 fd00:10::/64 51899
+    rule -4 192.0.2.0/24 ${hostOwnNetwork.table}
+    ip -4 route replace 198.51.100.0/24 dev cbr0 table ${hostOwnNetwork.table}
     nft -f - <<'NFT'
 ${nftRuleset}NFT
   `,
