@@ -38,7 +38,10 @@ export async function runReset(args: string[]): Promise<number> {
   const interactive = process.stdin.isTTY && process.stdout.isTTY && !flags.json;
   if (interactive && !flags.yes) {
     printLine(
-      'This stops the AKS Flex Node agent and removes its units, helpers and upgrade state.',
+      'This stops the AKS Flex Node agent and removes its units, helpers and upgrade state,',
+    );
+    printLine(
+      "and the node's nspawn machines kube1/kube2 with their root filesystems, LocalDNS, WireGuard and overlay interfaces and policy routes.",
     );
     printLine('The agent binary and /etc/aks-flex-node/config.json are kept for a rejoin.');
     if (!(await askYesNo('Reset this host?'))) {
