@@ -72,7 +72,11 @@ come up in time.`,
   reset: `usage: aks-flex-node reset [--yes] [--json]
 
 Stops the agent and removes its units, helpers and upgrade state under both
-roots, keeping its binary and config for a rejoin (also: unbootstrap). Asks the
+roots, and the node the Go agent library set up: the nspawn machines (stopped
+first), LocalDNS, WireGuard and overlay interfaces, policy routes, WireGuard
+keys and the legacy bridge CNI. Keeps its binary and config for a rejoin
+(also: unbootstrap). A link named localdns that is not a dummy is left and
+reported. Asks the
 daemon; only when none answers does it reset the host itself, under the
 activation lock. Prompts only on a terminal without --yes. Needs root.`,
   'nspawn-lifecycle': `usage: aks-flex-node nspawn-lifecycle pre-start|post-start|reconcile MACHINE
