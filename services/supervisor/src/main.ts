@@ -22,7 +22,7 @@ import {
   isSystemdBooted,
 } from '@aks-flex-node/reset';
 import { hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
-import { createLogger, type Logger } from '@aks-flex-node/log';
+import { createLogger, messageOf, type Logger } from '@aks-flex-node/log';
 import {
   fileDigest,
   installNspawnLifecycleHelper,
@@ -153,6 +153,8 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   );
   // Resolved after Migrate: the root this daemon's paths name.
   let startupRoot = paths.root;
+  // What this start could not refresh from the running binary; judged and shown in status.
+  let startupFailure: string | undefined;
   return runDaemon({
     paths,
     log,
@@ -188,7 +190,8 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         },
         log,
       );
-      await refreshNspawnLifecycleHelper(paths, log, executable);
+      startupFailure = await refreshNspawnLifecycleHelper(paths, log, executable);
+      if (startupFailure !== undefined) gate.noteProblem(startupFailure);
       // Nothing from here to the start sequence changes the root's state.
       const rootState = await hostRootState(paths);
       if (rootState === 'installed') {
@@ -217,7 +220,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
           paths,
           log,
           gate,
-          judge: (stopped) => upgrades.judgeAtStart(stopped),
+          judge: (stopped) => upgrades.judgeAtStart(stopped, startupFailure),
           queue,
           moveHost,
           startupRoot,
@@ -277,22 +280,26 @@ function refreshingAfterEachStep(view: HostView, moveHost: MoveHost): MoveHost {
 
 /**
  * Installs this release's nspawn lifecycle helper at every start (upstream
- * #378), so the hooks never run a helper an earlier release left. Logged, not
- * fatal: a failed daemon start counts toward the start limit and could roll
- * back a healthy binary over a helper the machines can still run.
+ * #378), so the hooks never run a helper an earlier release left. Not fatal
+ * to the start (a failed start counts toward the start limit and could roll
+ * back a healthy binary over a helper the machines can still run), but never
+ * silent: returns the failure, which fails a pending upgrade's judgement (the
+ * upgrade rolls back to the binary the helper still is) and shows in status.
  */
 async function refreshNspawnLifecycleHelper(
   paths: HostPaths,
   log: Logger,
   executable: string,
-): Promise<void> {
+): Promise<string | undefined> {
   try {
     await installNspawnLifecycleHelper(paths, log, executable);
+    return undefined;
   } catch (error) {
     log.error(
       { err: error },
       'could not install the nspawn lifecycle helper; the machines keep the helper they have',
     );
+    return `could not refresh the nspawn lifecycle helper from ${executable}: ${messageOf(error)}; the next daemon start retries`;
   }
 }
 

@@ -20,6 +20,8 @@ export type { ServiceAsset } from './install/service-assets.js';
 export { resolveIfPresent } from './resolve-link.js';
 export { readUpgradeSignal } from './signal/upgrade-signal-file.js';
 export { candidateSlotFor } from './upgrade/candidate-slot.js';
+export { checkUpgradeSpace, planUpgradeWrites } from './upgrade/check-upgrade-space.js';
+export type { SpaceStep, UpgradeSpaceInput } from './upgrade/check-upgrade-space.js';
 export { inspectCandidate } from './upgrade/inspect-candidate.js';
 export { guardLegacySeed } from './upgrade/legacy-seed-guard.js';
 export { refuseUnfinishedMove } from './activation/refuse-unfinished-move.js';

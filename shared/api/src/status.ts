@@ -26,12 +26,15 @@ export const statusResponseSchema = z.strictObject({
    * The startup gate: `shut` while the daemon starts, moves its files or
    * waits to be replaced (changes are refused with DAEMON_NOT_READY), with
    * the reason; when `open`, `reason` says why the host was not moved. `move`
-   * is what the host-root move did at this start.
+   * is what the host-root move did at this start. `problems` lists what this
+   * start could not do that the daemon runs without (a helper it could not
+   * refresh); the next start retries each.
    */
   startup: z.strictObject({
     gate: z.enum(['open', 'shut']),
     reason: z.string().optional(),
     move: z.string().optional(),
+    problems: z.array(z.string()).optional(),
   }),
 });
 export type StatusResponse = z.infer<typeof statusResponseSchema>;

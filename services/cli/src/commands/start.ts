@@ -10,6 +10,7 @@ import { parseCommandArgs } from '../args.js';
 import { createCommandLogger } from '../command-logger.js';
 import { requireRoot } from '../require-root.js';
 import { printJson, printLine } from '../output.js';
+import { noteStartLeftovers } from './start-leftovers.js';
 
 /**
  * `aks-flex-node start [--config PATH] [--json]` (also `bootstrap`): installs
@@ -83,9 +84,23 @@ export async function startAgent(
       purpose: 'the installation',
     },
     async () => {
-      // Under the lock too: a refused start leaves even the config as it was.
-      await installConfig(paths, log, configPath);
-      await convergeHostInstall({ paths, log, executable, systemctl: host.systemctl });
+      // Noted under the lock, so no other writer's files are counted as this run's.
+      const leftovers = await noteStartLeftovers(paths);
+      try {
+        // Under the lock too: a refused start leaves even the config as it was.
+        await installConfig(paths, log, configPath);
+        await convergeHostInstall({ paths, log, executable, systemctl: host.systemctl });
+      } catch (error) {
+        // A half install (a full /opt) would make every retry skip the seed
+        // and fail the same way: what this run created goes, the rest stays.
+        await leftovers.removeCreated(log).catch((cleanupError: unknown) => {
+          log.error(
+            { err: cleanupError },
+            'could not remove what the failed start created; remove it before starting again',
+          );
+        });
+        throw error;
+      }
     },
   );
   await host.systemctl.enable(agentUnits);

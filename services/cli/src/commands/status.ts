@@ -29,4 +29,5 @@ function printStatus(status: StatusResponse): void {
   const takes = startup.gate === 'open' ? 'takes changes' : 'takes no changes';
   printLine(`startup:    ${takes}${startup.move === undefined ? '' : `; move: ${startup.move}`}`);
   if (startup.reason !== undefined) printLine(`            ${startup.reason}`);
+  for (const problem of startup.problems ?? []) printLine(`problem:    ${problem}`);
 }

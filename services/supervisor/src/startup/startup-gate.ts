@@ -8,6 +8,8 @@ export interface StartupView {
   reason?: string;
   /** The move's outcome at this start (`left-alone`, `not-ready`, `skipped-noexec`, `restart-queued`, `moved`, `failed`, `lock-busy`). */
   move?: string;
+  /** What this start could not do that the daemon runs without (a helper it could not refresh). */
+  problems?: string[];
 }
 
 /**
@@ -25,6 +27,8 @@ export interface StartupGate {
   hold(reason: string, hint: string): void;
   /** Records what the move did at this start, for `status`. */
   noteMove(outcome: string): void;
+  /** Records a failure of this start that status must show until the next start. */
+  noteProblem(problem: string): void;
   view(): StartupView;
 }
 
@@ -39,6 +43,7 @@ export function createStartupGate(): StartupGate {
     hint: startingHint,
   };
   let move: string | undefined;
+  const problems: string[] = [];
   let held = false;
   // Built once per change, not per status read: the status serializer reuses
   // what it validated for the same object.
@@ -48,6 +53,7 @@ export function createStartupGate(): StartupGate {
     const reason = state.gate === 'open' ? state.note : state.reason;
     if (reason !== undefined) built.reason = reason;
     if (move !== undefined) built.move = move;
+    if (problems.length > 0) built.problems = [...problems];
     return Object.freeze(built);
   };
   return {
@@ -70,6 +76,10 @@ export function createStartupGate(): StartupGate {
     },
     noteMove: (outcome) => {
       move = outcome;
+      view = undefined;
+    },
+    noteProblem: (problem) => {
+      problems.push(problem);
       view = undefined;
     },
     view: () => (view ??= currentView()),

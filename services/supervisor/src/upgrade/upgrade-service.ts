@@ -24,6 +24,7 @@ import type { CandidateFetcher } from './fetch-candidate.js';
 import type { OperationRegistry } from './operation-registry.js';
 import { refuseMovedRoot } from './refuse-moved-root.js';
 import { refuseRunningSlot } from './refuse-running-slot.js';
+import { refuseShortSpace } from './refuse-short-space.js';
 import type { RestartExecutor } from './restart-executor.js';
 import { createUpgradeCancels } from './upgrade-cancels.js';
 import { parseUpgradeSource, precheckUpgradeSource, type UpgradeSource } from './upgrade-source.js';
@@ -48,8 +49,12 @@ export interface UpgradeServiceDeps {
 export interface UpgradeService {
   begin(request: AgentUpgradeRequest): Promise<Operation>;
   get(id: string): Promise<Operation | undefined>;
-  /** Waits up to a minute for a busy activation lock; aborting `stopped` ends the wait with the refusal. */
-  judgeAtStart(stopped?: AbortSignal): Promise<JudgeOutcome>;
+  /**
+   * Waits up to a minute for a busy activation lock; aborting `stopped` ends
+   * the wait with the refusal. `startupFailure`, what this start could not
+   * refresh, fails a pending upgrade's judgement.
+   */
+  judgeAtStart(stopped?: AbortSignal, startupFailure?: string): Promise<JudgeOutcome>;
   recover(message: string | undefined): Promise<RecoveryResponse>;
   /**
    * Cancels an upgrade that has not begun to switch and resolves with it once
@@ -83,8 +88,13 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
     writeOperationRecord(paths.operationsDir, operation);
 
   /** Under the lock, before the request is answered: one pending upgrade at a time. */
-  const admit = async (source: UpgradeSource): Promise<Admitted> => {
+  const admit = async (source: UpgradeSource, layout: AgentBinaryPaths): Promise<Admitted> => {
     await refusePendingUpgrade(paths.signalFile);
+    // Answered as a refusal (nothing changed), not as an upgrade that failed halfway.
+    await refuseShortSpace(source, layout, {
+      runningExecutable: await host.runningExecutable(),
+      downloadsDir: paths.downloadsDir,
+    });
     const operation = registry.create(source.redactedUrl);
     return { operation, signal: cancels.open(operation.id) };
   };
@@ -187,14 +197,14 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       const { admitted, done } = await deps.queue.start(
         'an AgentUpgrade',
         (upgrade: Admitted) => stage(upgrade, source, layout),
-        () => admit(source),
+        () => admit(source, layout),
       );
       const { id } = admitted.operation;
       cancels.track(id, finishInBackground(id, done));
       return admitted.operation;
     },
     get: (id) => describeOperation(paths, registry, id),
-    judgeAtStart: async (stopped) => {
+    judgeAtStart: async (stopped, startupFailure) => {
       const layout = await binaryPaths();
       const runningExecutable = await host.runningExecutable();
       return deps.queue.runWhenFree(
@@ -209,6 +219,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
             recordResult,
             scheduleRestart: () => deps.restart.scheduleRestart('roll back to last-good'),
             now: () => host.wallClock(),
+            startupFailure,
           }),
         { signal: stopped },
       );

@@ -24,6 +24,12 @@ export interface JudgeOptions {
   /** Asks systemd to restart the agent (into last-good after a rollback). */
   scheduleRestart: () => Promise<void>;
   now: () => Date;
+  /**
+   * What this daemon's start could not refresh from the candidate (the nspawn
+   * lifecycle helper): an upgrade that leaves the machines a stale helper has
+   * not succeeded, so it fails the judgement and rolls back.
+   */
+  startupFailure?: string | undefined;
 }
 
 /** How a start judged the signal it found. */
@@ -104,7 +110,7 @@ async function findStartProblem(
   if (options.runningExecutable !== signal.candidatePath) {
     return `the daemon started from ${options.runningExecutable}, not the candidate ${signal.candidatePath}`;
   }
-  return undefined;
+  return options.startupFailure;
 }
 
 function resultFrom(
