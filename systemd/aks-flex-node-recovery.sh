@@ -12,6 +12,11 @@ readonly agent_unit=aks-flex-node-agent.service
 readonly agent_socket=/run/aks-flex-node/agent.sock
 readonly script_name=aks-flex-node-recovery
 readonly guard_unit=aks-flex-node-upgrade-guard.service
+# Beside last-good, by the layout's names; derived so the installer's
+# rewrite of the one literal above moves both.
+readonly current_link=${last_good_link%-last-good}-current
+readonly state_dir=/var/lib/aks-flex-node
+readonly release_url=https://github.com/Azure/AKSFlexNode/releases/latest/download
 
 # What the upgrade record will say. The guard and the agent both start this
 # unit on failure, so systemd names neither (no MONITOR_UNIT); their states
@@ -37,15 +42,58 @@ ask_daemon() {
     -d "{\"message\":\"$recovery_message\"}" http://localhost/v1/recovery >/dev/null
 }
 
+# Whether the binary a link names answers `version`: an executable bit says
+# nothing of a truncated or foreign file.
+runs() {
+  local binary
+  binary=$(readlink -f "$1") || return 1
+  [[ -x "$binary" ]] && timeout 10 "$binary" version >/dev/null 2>&1
+}
+
+# What an operator runs, as printed, when no agent binary runs; the same as
+# reinstallCommand in shared/layout (a unit test compares them).
+reinstall_command() {
+  local arch member archive
+  case "$(uname -m)" in
+    aarch64 | arm64) arch=arm64 ;;
+    *) arch=amd64 ;;
+  esac
+  member=aks-flex-node-linux-${arch}
+  archive=${state_dir}/${member}.tar.gz
+  echo "curl -fsSL --create-dirs -o ${archive} ${release_url}/${member}.tar.gz && tar -xzf ${archive} -C ${state_dir} && ${state_dir}/${member} agent-upgrade && systemctl reset-failed ${agent_unit} && systemctl restart ${agent_unit}"
+}
+
+# Where a link leads, for messages: the binary, or the link itself when it dangles.
+target_of() {
+  readlink -f "$1" || echo "$1"
+}
+
+# Says why no runnable binary was restored and how to reinstall, then fails
+# the unit: "Finished" would claim a recovery that did not happen.
+fail_unrestored() {
+  echo "$script_name: $1; nothing was restored" >&2
+  echo "$script_name: reinstall the agent with: $(reinstall_command)" >&2
+  exit 1
+}
+
+both_broken() {
+  fail_unrestored "no AKS Flex Node agent binary runs: neither current ($(target_of "$current_link")) nor last-good ($(target_of "$last_good_link")) answers 'version'"
+}
+
 main() {
   local last_good recovery_message status=0
   last_good=$(readlink -f "$last_good_link" || true)
   # An ordinary daemon failure, with no upgrade pending, must not change the
   # selected binary: only a pending or failed upgrade leaves the signal file.
+  # It is still checked that the selected binary runs: one that does not
+  # leaves the agent down for good, which this unit must not report as done.
   if [[ ! -f "$signal_file" ]]; then
-    exit 0
+    runs "$current_link" && exit 0
+    runs "$last_good_link" || both_broken
+    fail_unrestored "the current agent binary $(target_of "$current_link") does not answer 'version' and no AgentUpgrade is pending, so last-good is not switched in"
   fi
-  if [[ -z "$last_good" || ! -x "$last_good" ]]; then
+  if ! runs "$last_good_link"; then
+    runs "$current_link" || both_broken
     echo "$script_name: no executable last-known-good AKS Flex Node agent binary at $last_good_link" >&2
     exit 1
   fi
@@ -61,6 +109,8 @@ main() {
   # Only enqueue: this runs inside a job the agent's failure started, and waiting
   # on the agent's restart job from here would deadlock.
   systemctl --no-block restart "$agent_unit" || status=$?
+  # The recovery is done only if what current names now runs.
+  runs "$current_link" || fail_unrestored "after the recovery the current agent binary $(target_of "$current_link") still does not answer 'version'"
   exit "$status"
 }
 

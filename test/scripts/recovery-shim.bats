@@ -38,14 +38,28 @@ setup() {
   chmod +x "$shim"
 }
 
-last_good_binary() { # the last-good slot: logs its arguments, exits with $1
+last_good_binary() { # the last-good slot, also current: answers version; logs other calls, exits with $1
   cat >"$slot_dir/aks-flex-node-blue" <<BIN
 #!/usr/bin/env bash
+[[ "\$1" == version ]] && exit 0
 echo "last-good \$*" >>"$BATS_TEST_TMPDIR/calls"
 exit ${1:-0}
 BIN
   chmod +x "$slot_dir/aks-flex-node-blue"
   ln -sfn "$slot_dir/aks-flex-node-blue" "$slot_dir/aks-flex-node-last-good"
+  [[ -L "$slot_dir/aks-flex-node-current" ]] || ln -s "$slot_dir/aks-flex-node-blue" "$slot_dir/aks-flex-node-current"
+}
+
+broken_slot() { # a slot that has the execute bit but does not run (torn), and the link $2 to it
+  printf '\177ELF torn' >"$slot_dir/aks-flex-node-$1"
+  chmod +x "$slot_dir/aks-flex-node-$1"
+  ln -sfn "$slot_dir/aks-flex-node-$1" "$slot_dir/aks-flex-node-$2"
+}
+
+reinstall_line() { # what the shim prints as the command to run
+  local arch=amd64
+  case "$(uname -m)" in aarch64 | arm64) arch=arm64 ;; esac
+  echo "aks-flex-node-recovery: reinstall the agent with: curl -fsSL --create-dirs -o /var/lib/aks-flex-node/aks-flex-node-linux-$arch.tar.gz https://github.com/Azure/AKSFlexNode/releases/latest/download/aks-flex-node-linux-$arch.tar.gz && tar -xzf /var/lib/aks-flex-node/aks-flex-node-linux-$arch.tar.gz -C /var/lib/aks-flex-node && /var/lib/aks-flex-node/aks-flex-node-linux-$arch agent-upgrade && systemctl reset-failed aks-flex-node-agent.service && systemctl restart aks-flex-node-agent.service"
 }
 
 @test "agentbinary#5.3 the shipped script names the literals the installer rewrites" {
@@ -63,6 +77,10 @@ BIN
 
 @test "agentbinary#5.3 with a signal but no executable last-good it exits 1 and says so" {
   echo '{}' >"$signal"
+  # current runs (the candidate): only last-good is missing.
+  printf '#!/bin/sh\nexit 0\n' >"$slot_dir/aks-flex-node-green"
+  chmod +x "$slot_dir/aks-flex-node-green"
+  ln -s "$slot_dir/aks-flex-node-green" "$slot_dir/aks-flex-node-current"
   run -1 --separate-stderr "$shim"
   # shellcheck disable=SC2154 # bats sets $stderr for run --separate-stderr
   [[ "$stderr" == *"no executable last-known-good AKS Flex Node agent binary"* ]]
@@ -120,4 +138,41 @@ BIN
   GUARD_FAILED_STATUS=0 GUARD_RESULT=exit-code run -0 "$shim"
   run -0 grep 'recover-agent-upgrade' "$BATS_TEST_TMPDIR/calls"
   [ "$output" = 'last-good recover-agent-upgrade --message upgraded daemon failed repeatedly; restored last-good binary' ]
+}
+
+@test "issue28#7 without a signal, both slots broken: it fails, says so and names the reinstall command" {
+  broken_slot blue last-good
+  broken_slot green current
+  run -1 --separate-stderr "$shim"
+  # shellcheck disable=SC2154 # bats sets $stderr_lines for run --separate-stderr
+  [ "${stderr_lines[0]}" = "aks-flex-node-recovery: no AKS Flex Node agent binary runs: neither current ($slot_dir/aks-flex-node-green) nor last-good ($slot_dir/aks-flex-node-blue) answers 'version'; nothing was restored" ]
+  [ "${stderr_lines[1]}" = "$(reinstall_line)" ]
+  [ ! -e "$BATS_TEST_TMPDIR/calls" ]
+}
+
+@test "issue28#7 with a signal, both slots broken: it fails before running either, and names the reinstall command" {
+  echo '{}' >"$signal"
+  broken_slot blue last-good
+  broken_slot green current
+  run -1 --separate-stderr "$shim"
+  [[ "${stderr_lines[0]}" == *"no AKS Flex Node agent binary runs"*"nothing was restored" ]]
+  [ "${stderr_lines[1]}" = "$(reinstall_line)" ]
+  [ ! -e "$BATS_TEST_TMPDIR/calls" ]
+}
+
+@test "issue28#7 without a signal, a current binary that does not run is not an ordinary failure" {
+  last_good_binary 0
+  broken_slot green current
+  run -1 --separate-stderr "$shim"
+  [ "${stderr_lines[0]}" = "aks-flex-node-recovery: the current agent binary $slot_dir/aks-flex-node-green does not answer 'version' and no AgentUpgrade is pending, so last-good is not switched in; nothing was restored" ]
+  [ "${stderr_lines[1]}" = "$(reinstall_line)" ]
+}
+
+@test "issue28#7 a recovery that leaves current not running fails the unit" {
+  echo '{}' >"$signal"
+  last_good_binary 0
+  broken_slot green current
+  run -1 --separate-stderr "$shim"
+  [[ "${stderr_lines[0]}" == *"after the recovery the current agent binary $slot_dir/aks-flex-node-green still does not answer 'version'; nothing was restored" ]]
+  run -0 grep -c 'recover-agent-upgrade' "$BATS_TEST_TMPDIR/calls"
 }

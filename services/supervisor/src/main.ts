@@ -52,6 +52,7 @@ import {
   createSelfExitRestartExecutor,
   createSystemdRestartExecutor,
 } from './upgrade/restart-executor.js';
+import { refuseShortSpace } from './upgrade/refuse-short-space.js';
 import { createUpgradeService } from './upgrade/upgrade-service.js';
 
 /** What starting the supervisor needs: the parsed command line and this build's version. */
@@ -104,6 +105,12 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     guard: async () => {
       await refuseUnfinishedMove(paths);
       await guardLegacySeed(paths, log);
+    },
+    checkSpace: async (source, layout) => {
+      await refuseShortSpace(source, layout, {
+        runningExecutable: await host.runningExecutable(),
+        downloadsDir: paths.downloadsDir,
+      });
     },
     host,
   });

@@ -38,4 +38,5 @@ export {
   wireguardRange,
 } from './node-network.js';
 export type { NftTable } from './node-network.js';
+export { latestReleaseUrl, reinstallCommand } from './reinstall-command.js';
 export type { NspawnMachine } from './names.js';

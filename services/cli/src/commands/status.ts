@@ -1,5 +1,6 @@
 import { readDaemonStatus, type StatusResponse } from '@aks-flex-node/api';
 import { hostPaths } from '@aks-flex-node/layout';
+import { isAgentError } from '@aks-flex-node/log';
 import { parseCommandArgs } from '../args.js';
 import { printJson, printLine } from '../output.js';
 
@@ -10,10 +11,27 @@ import { printJson, printLine } from '../output.js';
  */
 export async function runStatus(args: string[]): Promise<number> {
   const flags = parseCommandArgs('status', args, { json: { type: 'boolean', default: false } });
-  const status = await readDaemonStatus({ socketPath: hostPaths.socket, timeoutMs: 10_000 });
+  const status = await readDaemonStatus({
+    socketPath: hostPaths.socket,
+    timeoutMs: 10_000,
+  }).catch(explainUnreachable);
   if (flags.json) printJson(status);
   else printStatus(status);
   return 0;
+}
+
+/**
+ * With no daemon answering, the CLI itself says when the reason is that no
+ * agent binary runs (both slots broken), which no daemon can report; loaded
+ * only then, so the common status stays small.
+ */
+async function explainUnreachable(error: unknown): Promise<never> {
+  if (isAgentError(error, 'DAEMON_UNREACHABLE')) {
+    const { diagnoseAgentBinaries } = await import('./diagnose-binaries.js');
+    const broken = await diagnoseAgentBinaries();
+    if (broken !== undefined) throw broken;
+  }
+  throw error;
 }
 
 function printStatus(status: StatusResponse): void {

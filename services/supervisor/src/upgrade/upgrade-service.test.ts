@@ -4,6 +4,7 @@ import {
   access,
   mkdir,
   mkdtemp,
+  readdir,
   readFile,
   realpath,
   rm,
@@ -53,6 +54,7 @@ function releaseFetcher(seen: string[]): CandidateFetcher {
 
 interface ServiceOptions {
   guard?: () => Promise<void>;
+  checkSpace?: () => Promise<void>;
   /** The fetcher; `real` is the daemon's own, downloading into the layout's downloads directory. */
   fetchCandidate?: CandidateFetcher | 'real';
   /** Which file the daemon runs: by default the blue slot, as one started from `current`. */
@@ -91,6 +93,7 @@ async function newService(options: ServiceOptions = {}) {
         : (options.fetchCandidate ?? untouchedFetcher),
     guard: options.guard ?? (() => Promise.resolve()),
     candidateTrust,
+    checkSpace: options.checkSpace ?? (() => Promise.resolve()),
     host: {
       runningExecutable: () => Promise.resolve(running(paths)),
       wallClock: () => new Date('2026-01-01T00:00:00.000Z'),
@@ -259,6 +262,23 @@ describe('the upgrade service: refusals and cancels', () => {
       lastGood: 'aks-flex-node-blue',
     });
     expect(await readFile(green, 'utf8')).toBe(agentScript('v0'));
+    expect(restarts).toEqual([]);
+  });
+
+  it('issue28#5 an upgrade the disk cannot hold is refused before it is answered: no operation, no signal, no change', async () => {
+    const refusal = new AgentError('UPGRADE_REFUSED', 'not enough free space for the AgentUpgrade');
+    const { service, paths, restarts } = await newService({
+      checkSpace: () => Promise.reject(refusal),
+    });
+    await installedBlue(paths);
+    await expect(service.begin({ source: { url: sourceUrl } })).rejects.toBe(refusal);
+    await service.drain();
+    expect(await readdir(paths.operationsDir).catch(() => [])).toEqual([]);
+    await expect(access(paths.signalFile)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await selection(paths)).toEqual({
+      current: 'aks-flex-node-blue',
+      lastGood: 'aks-flex-node-blue',
+    });
     expect(restarts).toEqual([]);
   });
 

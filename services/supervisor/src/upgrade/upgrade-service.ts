@@ -24,7 +24,6 @@ import type { CandidateFetcher } from './fetch-candidate.js';
 import type { OperationRegistry } from './operation-registry.js';
 import { refuseMovedRoot } from './refuse-moved-root.js';
 import { refuseRunningSlot } from './refuse-running-slot.js';
-import { refuseShortSpace } from './refuse-short-space.js';
 import type { RestartExecutor } from './restart-executor.js';
 import { createUpgradeCancels } from './upgrade-cancels.js';
 import { parseUpgradeSource, precheckUpgradeSource, type UpgradeSource } from './upgrade-source.js';
@@ -40,6 +39,11 @@ export interface UpgradeServiceDeps {
   fetchCandidate: CandidateFetcher;
   /** Runs under the lock before anything is written; refuses an upgrade the host must not take (legacy seed). */
   guard: () => Promise<void>;
+  /**
+   * Refuses, under the lock and before the request is answered, an upgrade
+   * the disks cannot hold to its end (`refuseShortSpace` in production).
+   */
+  checkSpace: (source: UpgradeSource, layout: AgentBinaryPaths) => Promise<void>;
   host: Pick<Host, 'runningExecutable' | 'wallClock'>;
   /** Who may have written a binary source; the host's rule (root's only) unless a test narrows it. */
   candidateTrust?: CandidateTrust;
@@ -91,10 +95,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
   const admit = async (source: UpgradeSource, layout: AgentBinaryPaths): Promise<Admitted> => {
     await refusePendingUpgrade(paths.signalFile);
     // Answered as a refusal (nothing changed), not as an upgrade that failed halfway.
-    await refuseShortSpace(source, layout, {
-      runningExecutable: await host.runningExecutable(),
-      downloadsDir: paths.downloadsDir,
-    });
+    await deps.checkSpace(source, layout);
     const operation = registry.create(source.redactedUrl);
     return { operation, signal: cancels.open(operation.id) };
   };

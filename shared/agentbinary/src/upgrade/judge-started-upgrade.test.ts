@@ -212,6 +212,26 @@ const cases: Record<string, JudgeCase> = {
       restarts: 1,
       after: { current: 'blue', lastGood: 'blue' },
     },
+  'issue28#5 the candidate started but could not refresh the nspawn helper: rollback, one restart, then last-good records why':
+    {
+      setup: switchedToGreen,
+      steps: [
+        {
+          running: 'green',
+          instance: 'new-daemon',
+          outcome: 'restart-scheduled',
+          signal: {
+            failure: 'could not refresh the nspawn lifecycle helper',
+            recoveryRequired: true,
+          },
+          fakes: { startupFailure: 'could not refresh the nspawn lifecycle helper' },
+        },
+        { running: 'blue', instance: 'last-good-daemon', outcome: 'rolled-back', signal: 'absent' },
+      ],
+      records: [{ state: 'rolled-back', message: 'could not refresh the nspawn lifecycle helper' }],
+      restarts: 1,
+      after: { current: 'blue', lastGood: 'blue' },
+    },
   'agentbinary#15 a recorded failure while the candidate runs: rollback, one restart, then last-good records it':
     {
       setup: (l) =>
