@@ -170,4 +170,45 @@ describe.skipIf(unavailable !== undefined)('a full /opt', () => {
       'problem:    could not refresh the nspawn lifecycle helper',
     );
   }, 180_000);
+
+  // The figures docs/usage/operations.md states: /opt sampled while an
+  // upgrade runs on a /opt just large enough for the space check to admit it.
+  it('issue28#5 an upgrade peaks at four copies of the executable on /opt (the documented figure)', () => {
+    if (build === undefined) throw new Error('the second build is missing');
+    const run = runOnPrivateHost(
+      String.raw`${helpers}
+      small_opt 43
+      install_agent
+      used() { df -B1 --output=used /opt | tail -1 | tr -d ' '; }
+      echo "installed=$(used)"
+      start_daemon
+      ( while :; do used; done >/tmp/samples ) &
+      sampler=$!
+      "$BINARY" agent-upgrade --url "file://$ARCHIVE" --sha256 "$SHA" --json --timeout 90 >/tmp/upgrade.out 2>&1 &
+      upgrade_pid=$!
+      wait_daemon_exit; start_daemon; wait_judged
+      set +e; wait "$upgrade_pid"; echo "upgradeExit=$?"; set -e; upgrade_pid=
+      stop_daemon
+      kill "$sampler"; wait "$sampler" 2>/dev/null || true
+      echo "peak=$(sort -n /tmp/samples | tail -1)"
+      echo "rest=$(used)"
+      echo "executable=$(stat -c %s "$BINARY")"
+      `,
+      150_000,
+      { ARCHIVE: build.archive, SHA: build.sha256 },
+    );
+    const seen = facts(run.stdout);
+    const context = `status ${run.status}\n${run.stdout}\n${run.stderr}`;
+    expect(run.status, context).toBe(0);
+    expect(seen.upgradeExit, context).toBe('0');
+    const copies = (bytes: string | undefined) => Number(bytes) / Number(seen.executable);
+    console.log(
+      `executable ${seen.executable} B; /opt used: installed ${seen.installed} B (${copies(seen.installed).toFixed(2)} copies), ` +
+        `upgrade peak ${seen.peak} B (${copies(seen.peak).toFixed(2)}), after ${seen.rest} B (${copies(seen.rest).toFixed(2)})`,
+    );
+    expect(copies(seen.installed), context).toBeCloseTo(2, 1);
+    expect(copies(seen.peak), context).toBeGreaterThan(3.9);
+    expect(copies(seen.peak), context).toBeLessThan(4.05);
+    expect(copies(seen.rest), context).toBeCloseTo(3, 1);
+  }, 180_000);
 });
