@@ -73,7 +73,7 @@ async function restartIntoBadCandidate(host: Host): Promise<void> {
 }
 
 describeWithProduct('product: the recovery unit restores last-good', () => {
-  it('agentbinary#6.5 a candidate that cannot start, with no guard, is rolled back by the recovery unit', async () => {
+  it('agentbinary#6.5 a candidate that cannot start, with no guard, is rolled back by the recovery unit; issue28#7 with both slots broken it fails and says so', async () => {
     await withHost({ name: 'recovery' }, async (host) => {
       await installProduct(host);
       await waitForUnitState(host, productUnits.agent, 'active');
@@ -104,6 +104,39 @@ describeWithProduct('product: the recovery unit restores last-good', () => {
       );
       await expectServingFrom(host, productPaths.blueSlot, before.version.version);
       await waitForUnitState(host, productUnits.agent, 'active');
+      await expectBothBrokenReported(host);
     });
   });
 });
+
+/**
+ * issue28#7, on the same host: with every binary broken (current and
+ * last-good both name the torn blue slot), the recovery unit restores
+ * nothing, so systemd must log it as failed, not "Finished", and its log
+ * must say why and name the reinstall command. The daemon is stopped first:
+ * a running executable cannot be written (ETXTBSY).
+ */
+async function expectBothBrokenReported(host: Host): Promise<void> {
+  await runOrThrow(host, ['systemctl', 'stop', productUnits.agentSocket, productUnits.agent]);
+  await runOrThrow(host, ['truncate', '-s', '4096', productPaths.blueSlot]);
+  const since = (await runOrThrow(host, ['date', '+%s.%N'])).stdout.trim();
+  const started = await host.run(['systemctl', 'start', productUnits.recovery]);
+  expect(started.exitCode).not.toBe(0);
+  const journal = (
+    await runOrThrow(host, [
+      'journalctl',
+      `--unit=${productUnits.recovery}`,
+      `--since=@${since}`,
+      '--output=cat',
+      '--no-pager',
+    ])
+  ).stdout;
+  expect(journal).toContain(
+    `no AKS Flex Node agent binary runs: neither current (${productPaths.blueSlot}) nor last-good (${productPaths.blueSlot}) answers 'version'; nothing was restored`,
+  );
+  expect(journal).toMatch(
+    /reinstall the agent with: curl -fsSL --create-dirs -o \/var\/lib\/aks-flex-node\/aks-flex-node-linux-(amd64|arm64)\.tar\.gz https:\/\/github\.com\/Azure\/AKSFlexNode\/releases\/latest\/download\//,
+  );
+  expect(journal).toMatch(/Failed to start .*Recover AKS Flex Node Agent/);
+  expect(journal).not.toMatch(/Finished .*Recover AKS Flex Node Agent/);
+}
