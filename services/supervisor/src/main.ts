@@ -22,16 +22,14 @@ import {
   isSystemdBooted,
 } from '@aks-flex-node/reset';
 import { hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
-import { createLogger, messageOf, type Logger } from '@aks-flex-node/log';
+import { createLogger, type Logger } from '@aks-flex-node/log';
 import {
   fileDigest,
-  installNspawnLifecycleHelper,
   restoreFileDigests,
-  rewriteLocalDnsUnit,
   rewriteNspawnHooks,
   saveFileDigests,
 } from '@aks-flex-node/nspawn';
-import { createHost, type Systemctl } from '@aks-flex-node/systemd';
+import { createHost } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
 import { applyDaemonV8Flags } from './daemon-v8-flags.js';
 import { createHostRootService } from './host-root-service.js';
@@ -44,6 +42,7 @@ import { createNspawnHooksService } from './nspawn-hooks-service.js';
 import { createDaemonMoveHost } from './startup/daemon-move-host.js';
 import { monotonicMs, recordAgentStart } from './upgrade/start-limit.js';
 import { runStartSequence } from './startup/start-sequence.js';
+import { refreshNspawnLifecycleHelper, repairLocalDnsUnit } from './startup/refresh-host-assets.js';
 import { createStartupGate } from './startup/startup-gate.js';
 import { createStopRequest, runDaemon, waitForStopSignal } from './run-daemon.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
@@ -160,8 +159,14 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   );
   // Resolved after Migrate: the root this daemon's paths name.
   let startupRoot = paths.root;
-  // What this start could not refresh from the running binary; judged and shown in status.
-  let startupFailure: string | undefined;
+  // What this start could not refresh (helper, LocalDNS unit): a pending
+  // upgrade's judgement fails on it, and status shows it.
+  const startupFailures: string[] = [];
+  const noteStartupFailure = (failure: string | undefined) => {
+    if (failure === undefined) return;
+    startupFailures.push(failure);
+    gate.noteProblem(failure);
+  };
   return runDaemon({
     paths,
     log,
@@ -197,16 +202,17 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         },
         log,
       );
-      startupFailure = await refreshNspawnLifecycleHelper(paths, log, executable);
-      if (startupFailure !== undefined) gate.noteProblem(startupFailure);
+      noteStartupFailure(await refreshNspawnLifecycleHelper(paths, log, executable));
       // Nothing from here to the start sequence changes the root's state.
       const rootState = await hostRootState(paths);
       if (rootState === 'installed') {
-        await repairLocalDnsUnit(
-          paths,
-          startupRoot,
-          log,
-          managedBySystemd ? host.systemctl : undefined,
+        noteStartupFailure(
+          await repairLocalDnsUnit(
+            paths,
+            startupRoot,
+            log,
+            managedBySystemd ? host.systemctl : undefined,
+          ),
         );
       }
       // Every daemon that runs on a linked host records itself: the move
@@ -227,7 +233,11 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
           paths,
           log,
           gate,
-          judge: (stopped) => upgrades.judgeAtStart(stopped, startupFailure),
+          judge: (stopped) =>
+            upgrades.judgeAtStart(
+              stopped,
+              startupFailures.length === 0 ? undefined : startupFailures.join('; '),
+            ),
           queue,
           moveHost,
           startupRoot,
@@ -283,58 +293,6 @@ function refreshingAfterEachStep(view: HostView, moveHost: MoveHost): MoveHost {
     rewriteUnits: thenRefresh((root: string) => moveHost.rewriteUnits(root)),
     queueRestart: thenRefresh(() => moveHost.queueRestart()),
   };
-}
-
-/**
- * Installs this release's nspawn lifecycle helper at every start (upstream
- * #378), so the hooks never run a helper an earlier release left. Not fatal
- * to the start (a failed start counts toward the start limit and could roll
- * back a healthy binary over a helper the machines can still run), but never
- * silent: returns the failure, which fails a pending upgrade's judgement (the
- * upgrade rolls back to the binary the helper still is) and shows in status.
- */
-async function refreshNspawnLifecycleHelper(
-  paths: HostPaths,
-  log: Logger,
-  executable: string,
-): Promise<string | undefined> {
-  try {
-    await installNspawnLifecycleHelper(paths, log, executable);
-    return undefined;
-  } catch (error) {
-    log.error(
-      { err: error },
-      'could not install the nspawn lifecycle helper; the machines keep the helper they have',
-    );
-    return `could not refresh the nspawn lifecycle helper from ${executable}: ${messageOf(error)}; the next daemon start retries`;
-  }
-}
-
-/**
- * Points the Go library's LocalDNS unit at the host root's helper on a moved
- * host (`root`, the installed root as it resolves). Builds before this one
- * moved hosts without rewriting that unit, so it still names the `/usr/local`
- * helper the move removed and the machines' DNS fails at the next boot; the
- * move never runs again on such a host, so each start checks. The caller
- * runs it only on an installed root: a move under way rewrites the unit
- * itself, and a linked host's unit names a helper that is still there.
- * Logged, not fatal, as for the helper above.
- */
-async function repairLocalDnsUnit(
-  paths: HostPaths,
-  root: string,
-  log: Logger,
-  systemctl: Pick<Systemctl, 'daemonReload'> | undefined,
-): Promise<void> {
-  try {
-    const rewritten = await rewriteLocalDnsUnit(root, paths, log);
-    if (rewritten?.changed === true) await systemctl?.daemonReload();
-  } catch (error) {
-    log.error(
-      { err: error },
-      'could not point the LocalDNS unit at the host root; the machines keep the unit they have',
-    );
-  }
 }
 
 /** Digests of the helper and the executables by file identity; under /run, so a reboot clears it. */

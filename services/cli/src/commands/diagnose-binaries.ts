@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { realpath } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import {
   currentLinkFile,
@@ -39,8 +39,17 @@ export async function diagnoseAgentBinaries(): Promise<AgentError | undefined> {
   );
 }
 
-/** Undefined when the link's binary answers `version`; otherwise what it names and why it fails. */
+/**
+ * Undefined when the link's binary answers `version`, or when there is no
+ * link (no agent installed here: the daemon is simply absent); otherwise
+ * what it names and why it fails.
+ */
 async function whyNotRunning(link: string): Promise<string | undefined> {
+  try {
+    await lstat(link);
+  } catch {
+    return undefined;
+  }
   let binary: string;
   try {
     binary = await realpath(link);

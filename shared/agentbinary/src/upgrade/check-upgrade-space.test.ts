@@ -34,7 +34,7 @@ describe('the space an upgrade needs (issue 28 item 5)', () => {
       // green is the slot the candidate replaces: its old binary is freed by the rename.
       [-1000, 'the old slot'],
       [1200, 'the refreshed nspawn lifecycle helper'],
-      [-1000, ''],
+      [-1000, 'the old helper'],
     ]);
   });
 

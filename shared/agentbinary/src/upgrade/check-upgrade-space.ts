@@ -53,7 +53,11 @@ export async function planUpgradeWrites(input: UpgradeSpaceInput): Promise<Space
     bytes: candidateBytes,
     what: 'the refreshed nspawn lifecycle helper',
   });
-  steps.push({ dir: path.dirname(helper), bytes: -(await freedByReplacing(helper)), what: '' });
+  steps.push({
+    dir: path.dirname(helper),
+    bytes: -(await freedByReplacing(helper)),
+    what: 'the old helper',
+  });
   return steps;
 }
 

@@ -1,0 +1,63 @@
+import type { HostPaths } from '@aks-flex-node/layout';
+import { messageOf, type Logger } from '@aks-flex-node/log';
+import { installNspawnLifecycleHelper, rewriteLocalDnsUnit } from '@aks-flex-node/nspawn';
+import type { Systemctl } from '@aks-flex-node/systemd';
+
+// What each daemon start refreshes from the running binary besides its own
+// layout. Each returns its failure instead of throwing: the daemon starts
+// anyway, but a pending AgentUpgrade's judgement fails on it and status
+// lists it (issue 28 item 5), so a stale helper never passes for success.
+
+/**
+ * Installs this release's nspawn lifecycle helper at every start (upstream
+ * #378), so the hooks never run a helper an earlier release left. Not fatal
+ * to the start (a failed start counts toward the start limit and could roll
+ * back a healthy binary over a helper the machines can still run), but never
+ * silent: returns the failure, which fails a pending upgrade's judgement (the
+ * upgrade rolls back to the binary the helper still is) and shows in status.
+ */
+export async function refreshNspawnLifecycleHelper(
+  paths: HostPaths,
+  log: Logger,
+  executable: string,
+): Promise<string | undefined> {
+  try {
+    await installNspawnLifecycleHelper(paths, log, executable);
+    return undefined;
+  } catch (error) {
+    log.error(
+      { err: error },
+      'could not install the nspawn lifecycle helper; the machines keep the helper they have',
+    );
+    return `could not refresh the nspawn lifecycle helper from ${executable}: ${messageOf(error)}; the next daemon start retries`;
+  }
+}
+
+/**
+ * Points the Go library's LocalDNS unit at the host root's helper on a moved
+ * host (`root`, the installed root as it resolves). Builds before this one
+ * moved hosts without rewriting that unit, so it still names the `/usr/local`
+ * helper the move removed and the machines' DNS fails at the next boot; the
+ * move never runs again on such a host, so each start checks. The caller
+ * runs it only on an installed root: a move under way rewrites the unit
+ * itself, and a linked host's unit names a helper that is still there.
+ * Not fatal, and not silent, as for the helper above: returns the failure.
+ */
+export async function repairLocalDnsUnit(
+  paths: HostPaths,
+  root: string,
+  log: Logger,
+  systemctl: Pick<Systemctl, 'daemonReload'> | undefined,
+): Promise<string | undefined> {
+  try {
+    const rewritten = await rewriteLocalDnsUnit(root, paths, log);
+    if (rewritten?.changed === true) await systemctl?.daemonReload();
+    return undefined;
+  } catch (error) {
+    log.error(
+      { err: error },
+      'could not point the LocalDNS unit at the host root; the machines keep the unit they have',
+    );
+    return `could not point the LocalDNS unit at the host root ${root}: ${messageOf(error)}; the next daemon start retries`;
+  }
+}
