@@ -60,7 +60,7 @@ reinstall_command() {
   esac
   member=aks-flex-node-linux-${arch}
   archive=${state_dir}/${member}.tar.gz
-  echo "curl -fsSL --create-dirs -o ${archive} ${release_url}/${member}.tar.gz && tar -xzf ${archive} -C ${state_dir} && ${state_dir}/${member} agent-upgrade && systemctl reset-failed ${agent_unit} && systemctl restart ${agent_unit}"
+  echo "curl -fsSL --create-dirs -o ${archive} ${release_url}/${member}.tar.gz && tar --no-same-owner --no-same-permissions -xzf ${archive} -C ${state_dir} && ${state_dir}/${member} agent-upgrade && systemctl reset-failed ${agent_unit} && systemctl restart ${agent_unit}"
 }
 
 # Where a link leads, for messages: the binary, or the link itself when it dangles.

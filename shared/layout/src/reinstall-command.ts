@@ -10,14 +10,17 @@ export const latestReleaseUrl = 'https://github.com/Azure/AKSFlexNode/releases/l
  * answering, `agent-upgrade` installs the running binary into a slot and
  * switches `current` to it), then start the agent again, clearing the start
  * limit its failures used up. The recovery shim prints the same command
- * (`arch` from `uname -m`); a unit test compares the two.
+ * (`arch` from `uname -m`); a unit test compares the two. The binary is
+ * extracted owned by root and without the archive's group or world write
+ * bits, or the activation would refuse it as a candidate another user could
+ * have written.
  */
 export function reinstallCommand(arch: 'amd64' | 'arm64', baseUrl = latestReleaseUrl): string {
   const member = `aks-flex-node-linux-${arch}`;
   const archive = `${hostPaths.stateDir}/${member}.tar.gz`;
   return [
     `curl -fsSL --create-dirs -o ${archive} ${baseUrl}/${member}.tar.gz`,
-    `tar -xzf ${archive} -C ${hostPaths.stateDir}`,
+    `tar --no-same-owner --no-same-permissions -xzf ${archive} -C ${hostPaths.stateDir}`,
     `${hostPaths.stateDir}/${member} agent-upgrade`,
     `systemctl reset-failed ${unitNames.agent}`,
     `systemctl restart ${unitNames.agent}`,
