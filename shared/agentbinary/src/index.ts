@@ -28,6 +28,7 @@ export { refuseUnfinishedMove } from './activation/refuse-unfinished-move.js';
 export { daemonInstanceId } from './upgrade/instance-id.js';
 export { judgeStartedUpgrade } from './upgrade/judge-started-upgrade.js';
 export type { JudgeOutcome } from './upgrade/judge-started-upgrade.js';
+export { resultFrom as upgradeResultFromSignal } from './upgrade/judge-started-upgrade.js';
 export { readOperationRecord, writeOperationRecord } from './upgrade/operation-records.js';
 export { recoverAgentUpgrade } from './upgrade/recover-agent-upgrade.js';
 export { refusePendingUpgrade } from './upgrade/refuse-pending-upgrade.js';

@@ -7,6 +7,7 @@ export {
 export { holdSingleInstance } from './single-instance.js';
 export type { SingleInstanceGuard } from './single-instance.js';
 export { pollUntil } from './poll-until.js';
+export type { PollClock } from './poll-until.js';
 export type {
   ActivationLock,
   ActivationLockOptions,

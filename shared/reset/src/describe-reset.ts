@@ -7,5 +7,9 @@ export function describeResetReport(report: ResetReport): string {
       ? 'no agent binary was left to keep'
       : `kept ${report.keptBinary} for a rejoin`;
   const left = report.left.length === 0 ? '' : `; left ${report.left.join('; ')}`;
-  return `removed ${report.removed.length} path(s); ${kept}${left}`;
+  const ended =
+    report.endedUpgrade === undefined
+      ? ''
+      : `; ended AgentUpgrade ${report.endedUpgrade}, which no daemon had recorded`;
+  return `removed ${report.removed.length} path(s); ${kept}${left}${ended}`;
 }

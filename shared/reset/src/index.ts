@@ -8,4 +8,11 @@ export { createIpNetworkEffects } from './ip-network-effects.js';
 export type { IpFamily, NetworkEffects, NetworkLink, NftRule } from './network-effects.js';
 export { resetAgentUnderLock, resetThisHost } from './reset-under-lock.js';
 export { resetTargets, resetUnits } from './reset-targets.js';
+export {
+  readUpgradeForReset,
+  recoverBeforeResetCommand,
+  refuseUnjudgedUpgrade,
+  unjudgedUpgradeRefusal,
+} from './unjudged-upgrade.js';
+export type { UpgradeForReset } from './unjudged-upgrade.js';
 export { createSystemdResetEffects, isSystemdBooted } from './systemd-reset-effects.js';

@@ -10,6 +10,12 @@ import { readOnlyRemovalHint } from './read-only-removal-hint.js';
 import type { ResetEffects } from './reset-effects.js';
 import { resetTargets, resetUnits } from './reset-targets.js';
 import { settleUnfinishedMove } from './settle-unfinished-move.js';
+import {
+  readUpgradeForReset,
+  recordUpgradeEndedByReset,
+  refuseUnjudgedUpgrade,
+  type UpgradeForReset,
+} from './unjudged-upgrade.js';
 
 /** The steps of a reset, in order, as progress events name them. */
 export const resetPhases = [
@@ -41,6 +47,8 @@ export interface ResetAgentOptions {
    */
   runningUnits?: readonly string[];
   onPhase?: (phase: ResetPhase) => void;
+  /** The clock for the record of an upgrade the reset ends; the wall clock unless given. */
+  now?: () => Date;
 }
 
 /** What a reset did. */
@@ -51,6 +59,8 @@ export interface ResetReport {
   keptBinary: string | undefined;
   /** What reset found but left, each with why (a link named like LocalDNS's that is no dummy, a missing tool). */
   left: string[];
+  /** The AgentUpgrade whose signal the reset removed, recording that it ended it. */
+  endedUpgrade?: string;
 }
 
 /**
@@ -60,14 +70,16 @@ export interface ResetReport {
  * node: the nspawn machines (stopped first) with their settings, hooks and
  * root filesystems, LocalDNS, the WireGuard and overlay interfaces, policy
  * routes, WireGuard keys and the legacy bridge CNI. The binaries, the config,
- * `/opt/unbounded` and an operator's link stay. It reads no config or state file, so it works on a host whose config
- * is broken, and everything it does is idempotent: a second reset succeeds
+ * `/opt/unbounded` and an operator's link stay. It reads no config or state file but the
+ * upgrade signal, so it works on a host whose config is broken, and everything it does is idempotent: a second reset succeeds
  * and changes nothing. The caller holds the activation lock, so no upgrade,
  * move or activation runs meanwhile.
  *
- * Throws SYSTEMD_FAILED when a unit cannot be disabled or stopped (nothing
- * after that step has run), HOST_ROOT_IO when a file cannot be removed,
- * HOST_NETWORK_FAILED when an `ip` or `nft` command fails.
+ * Throws ACTIVATION_IN_PROGRESS, changing nothing, while an AgentUpgrade
+ * has switched to its candidate and is not judged; SYSTEMD_FAILED when a
+ * unit cannot be disabled or stopped (nothing after that step has run),
+ * HOST_ROOT_IO when a file cannot be removed, HOST_NETWORK_FAILED when an
+ * `ip` or `nft` command fails.
  */
 export async function resetAgent(options: ResetAgentOptions): Promise<ResetReport> {
   const { paths, effects, log } = options;
@@ -77,6 +89,13 @@ export async function resetAgent(options: ResetAgentOptions): Promise<ResetRepor
     options.onPhase?.(name);
   };
   const unitFile = (unit: string) => path.join(paths.unitDir, unit);
+
+  // Before anything changes, and under the caller's lock, so no switch or
+  // judgement can come between this check and the sweep: removing the
+  // signal of an unjudged candidate would leave it current with nothing to
+  // judge or roll it back, and its operation without a record.
+  const upgrade = await readUpgradeForReset(paths.signalFile, log);
+  refuseUnjudgedUpgrade(upgrade);
 
   // First, so a restart queued before the lock was taken cannot start a daemon
   // that rewrites the units while they are being removed.
@@ -112,6 +131,7 @@ export async function resetAgent(options: ResetAgentOptions): Promise<ResetRepor
   // Only now are the paths resolved: with the agent stopped (or, in the
   // daemon, its queue held by this reset) no move can change where they are.
   phase('remove-files');
+  const endedUpgrade = await endUpgrade(options, upgrade);
   for (const target of resetTargets(paths)) {
     if (!(await exists(target))) continue;
     await removeOwnedForReset(target);
@@ -126,7 +146,31 @@ export async function resetAgent(options: ResetAgentOptions): Promise<ResetRepor
 
   const keptBinary = await findKeptBinary(paths);
   log.info({ removed, keptBinary, left: network.left }, 'reset finished');
-  return { removed, keptBinary, left: network.left };
+  return {
+    removed,
+    keptBinary,
+    left: network.left,
+    ...(endedUpgrade === undefined ? {} : { endedUpgrade }),
+  };
+}
+
+/**
+ * Records the end of the upgrade the signal names, when the reset ends one,
+ * before the signal goes: with the agent stopped no daemon can record it any
+ * more, and the signal is all that knows the operation. Its id, if any.
+ */
+async function endUpgrade(
+  options: ResetAgentOptions,
+  upgrade: UpgradeForReset,
+): Promise<string | undefined> {
+  if (upgrade.kind !== 'ends') return undefined;
+  const now = (options.now ?? (() => new Date()))();
+  const record = await recordUpgradeEndedByReset(options.paths.operationsDir, upgrade.signal, now);
+  options.log.warn(
+    { operation: upgrade.signal.operationName, path: record },
+    'the reset ended an AgentUpgrade that no daemon had recorded',
+  );
+  return upgrade.signal.operationName;
 }
 
 /**

@@ -8,12 +8,18 @@ import {
 import { readOperationRecord } from '@aks-flex-node/agentbinary';
 import { hostPaths, stopAgentCommand } from '@aks-flex-node/layout';
 import { pollUntil } from '@aks-flex-node/lock';
-import { AgentError, createLogger, isAgentError } from '@aks-flex-node/log';
-import { describeResetReport, resetThisHost, type ResetReport } from '@aks-flex-node/reset';
+import { AgentError, createLogger, isAgentError, type Logger } from '@aks-flex-node/log';
+import {
+  describeResetReport,
+  readUpgradeForReset,
+  resetThisHost,
+  type ResetReport,
+} from '@aks-flex-node/reset';
 import { parseCommandArgs } from '../args.js';
 import { askYesNo, printJson, printLine } from '../output.js';
 import { waitForExit } from '../process-exit.js';
 import { requireRoot } from '../require-root.js';
+import { resetAfterUpgrade, type UpgradeInFlight } from './reset-after-upgrade.js';
 
 /** How long the daemon may take to answer the request before it counts as not answering. */
 const requestTimeoutMs = 15_000;
@@ -49,16 +55,20 @@ export async function runReset(args: string[]): Promise<number> {
       return exitCodes.ok.code;
     }
   }
-  const operation = await resetThroughDaemon(flags.json).catch(async (error: unknown) => {
-    if (!isAgentError(error, 'DAEMON_UNREACHABLE')) throw error;
-    if (!flags.json) printLine('No daemon answers; resetting this host directly.');
-    // Warnings only, on stderr: stdout carries the result (or the one JSON object).
-    const log = createLogger({
-      level: 'warn',
-      destination: process.stderr,
-      bindings: { role: 'reset' },
-    });
-    return offlineOperation(await resetThisHost(log));
+  // Warnings only, on stderr: stdout carries the result (or the one JSON object).
+  const log = createLogger({
+    level: 'warn',
+    destination: process.stderr,
+    bindings: { role: 'reset' },
+  });
+  const operation = await resetAfterUpgrade({
+    attempt: () => resetOnce(flags.json, log),
+    upgradeInFlight: () => upgradeInFlight(log),
+    // With --json, stdout carries only the one object.
+    onWaiting: (line) => {
+      if (flags.json) process.stderr.write(`${line}\n`);
+      else printLine(line);
+    },
   });
   if (flags.json) printJson(operation);
   else printLine(`Reset ${operation.state}: ${operation.message ?? ''}`);
@@ -66,6 +76,42 @@ export async function runReset(args: string[]): Promise<number> {
   throw new AgentError('HOST_ROOT_IO', `reset ${operation.id} failed: ${operation.message ?? ''}`, {
     hint: 'see `journalctl -u aks-flex-node-agent` for the cause, then run `aks-flex-node reset` again',
   });
+}
+
+/** One reset: through the daemon, or offline when none answers. */
+function resetOnce(json: boolean, log: Logger): Promise<Operation> {
+  return resetThroughDaemon(json).catch(async (error: unknown) => {
+    if (!isAgentError(error, 'DAEMON_UNREACHABLE')) throw error;
+    if (!json) printLine('No daemon answers; resetting this host directly.');
+    return offlineOperation(await resetThisHost(log));
+  });
+}
+
+/** The AgentUpgrade the signal records, if a reset must wait for it. */
+async function upgradeInFlight(log: Logger): Promise<UpgradeInFlight | undefined> {
+  const upgrade = await readUpgradeForReset(hostPaths.signalFile, log);
+  switch (upgrade.kind) {
+    case 'unjudged':
+      return {
+        operationName: upgrade.operationName,
+        signalFile: upgrade.signalFile,
+        isSwitched: true,
+      };
+    case 'ends':
+      // Refused with this signal there: an upgrade holds the lock to stage it.
+      return {
+        operationName: upgrade.signal.operationName,
+        signalFile: hostPaths.signalFile,
+        isSwitched: false,
+      };
+    case 'none':
+    case 'unreadable':
+      return undefined;
+    default: {
+      const unknown: never = upgrade;
+      throw new Error(`unknown upgrade state ${JSON.stringify(unknown)}`);
+    }
+  }
 }
 
 /**

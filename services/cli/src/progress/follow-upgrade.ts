@@ -1,18 +1,17 @@
-import {
-  exitCodes,
-  isTerminalOperationState,
-  type ApiClient,
-  type Operation,
-} from '@aks-flex-node/api';
-import { pollUntil } from '@aks-flex-node/lock';
-import { AgentError, isAgentError } from '@aks-flex-node/log';
+import { readOperationRecord, readUpgradeSignal } from '@aks-flex-node/agentbinary';
+import { createApiClient, exitCodes, type ApiClient, type Operation } from '@aks-flex-node/api';
+import { hostPaths } from '@aks-flex-node/layout';
+import { isAgentError } from '@aks-flex-node/log';
 import { printJson, printLine } from '../output.js';
+import { awaitUpgradeResult, type UpgradeResultSources } from './await-upgrade-result.js';
 import { createProgressView } from './upgrade-progress.js';
 
 /**
  * Shows an AgentUpgrade's progress and follows it through the daemon's
- * restart into the candidate until the result is known. Returns 0 when the
- * candidate runs, 6 when the upgrade failed or was rolled back.
+ * restart into the candidate until the result is known, from the daemon or,
+ * when none answers for it (a reset stopped the agent), from its record.
+ * Returns 0 when the candidate runs, 6 when the upgrade failed, was rolled
+ * back or ended without a result.
  */
 export async function followUpgrade(
   client: ApiClient,
@@ -34,7 +33,14 @@ export async function followUpgrade(
   } finally {
     view.stop();
   }
-  const result = await awaitResult(client, operation.id, options.timeoutMs);
+  const result = await awaitUpgradeResult(operation.id, hostResultSources, {
+    timeoutMs: options.timeoutMs,
+    // With --json, stdout carries only the events and the result.
+    onNote: (line) => {
+      if (options.json) process.stderr.write(`${line}\n`);
+      else printLine(line);
+    },
+  });
   if (options.json) printJson(result);
   else printLine(describeResult(result));
   if (result.state === 'succeeded') return exitCodes.ok.code;
@@ -45,33 +51,13 @@ export async function followUpgrade(
   return exitCodes.upgradeFailed.code;
 }
 
-/**
- * Polls the operation until it ends. The daemon restarts meanwhile, so for a
- * while nothing answers (or connections wait on the socket); that is expected.
- */
-async function awaitResult(client: ApiClient, id: string, timeoutMs: number): Promise<Operation> {
-  return pollUntil(
-    async () => {
-      try {
-        const operation = await client.operation(id);
-        return isTerminalOperationState(operation.state) ? operation : undefined;
-      } catch (error) {
-        if (!isAgentError(error, 'DAEMON_UNREACHABLE') && !isAgentError(error, 'DAEMON_ERROR'))
-          throw error;
-        return undefined;
-      }
-    },
-    {
-      timeoutMs,
-      intervalMs: 500,
-      timedOut: () => {
-        throw new AgentError('UPGRADE_FAILED', `the AgentUpgrade ${id} did not finish in time`, {
-          hint: `check it later with \`aks-flex-node status\`; the daemon finishes it on its own`,
-        });
-      },
-    },
-  );
-}
+/** The daemon over a fresh client per request (each with its own bound), and the host's files. */
+const hostResultSources: UpgradeResultSources = {
+  ask: (id, timeoutMs) =>
+    createApiClient({ socketPath: hostPaths.socket, timeoutMs }).operation(id),
+  isSignalled: async (id) => (await readUpgradeSignal(hostPaths.signalFile))?.operationName === id,
+  readRecord: (id) => readOperationRecord(hostPaths.operationsDir, id),
+};
 
 function describeResult(operation: Operation): string {
   const target = operation.toVersion === undefined ? '' : ` to ${operation.toVersion}`;

@@ -1,4 +1,4 @@
-import { lstat, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -200,6 +200,37 @@ describe('POST /v1/reset', () => {
     }
     expect(calls).toEqual([]);
     expect(stops).toEqual([]);
+    expect(await exists(path.join(paths.unitDir, unitNames.agent))).toBe(true);
+  });
+
+  it('issue#28.3 is refused with 409 at once, naming the upgrade, while a switched AgentUpgrade is unjudged, and changes nothing', async () => {
+    // The restart window: current names the candidate, and only the signal
+    // knows the operation until the restarted daemon judges it.
+    const slots = path.join(paths.root, 'lib/aks-flex-node');
+    await mkdir(slots, { recursive: true });
+    const candidate = path.join(slots, 'aks-flex-node-green');
+    await writeFile(candidate, '#!/bin/sh\n', { mode: 0o755 });
+    await symlink(candidate, path.join(slots, 'aks-flex-node-current'));
+    const signal = JSON.stringify({
+      operationName: 'upgrade-in-its-restart',
+      candidatePath: candidate,
+      switchCommitted: true,
+    });
+    await mkdir(path.dirname(paths.signalFile), { recursive: true });
+    await writeFile(paths.signalFile, signal);
+
+    const answer = await app.inject({ method: 'POST', url: '/v1/reset', payload: {} });
+
+    expect(answer.statusCode).toBe(409);
+    expect(answer.json()).toMatchObject({
+      code: 'ACTIVATION_IN_PROGRESS',
+      detail: expect.stringContaining('upgrade-in-its-restart') as unknown,
+      hint: expect.stringContaining('recover-agent-upgrade') as unknown,
+    });
+    await reset.drain();
+    expect(calls).toEqual([]);
+    expect(stops).toEqual([]);
+    expect(await readFile(paths.signalFile, 'utf8')).toBe(signal);
     expect(await exists(path.join(paths.unitDir, unitNames.agent))).toBe(true);
   });
 

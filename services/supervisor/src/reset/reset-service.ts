@@ -4,6 +4,8 @@ import { stopAgentCommand, type HostPaths } from '@aks-flex-node/layout';
 import { messageOf, type Logger } from '@aks-flex-node/log';
 import {
   describeResetReport,
+  readUpgradeForReset,
+  refuseUnjudgedUpgrade,
   resetAgent,
   type NetworkEffects,
   type ResetEffects,
@@ -107,20 +109,29 @@ export function createResetService(deps: ResetServiceDeps): ResetService {
       try {
         // The outcome is recorded and the stop queued inside the locked work,
         // so no other mutation of this daemon can start on the reset host in
-        // between.
-        ({ done } = await deps.queue.start('a reset', async () => {
-          const report = await resetAgent({
-            paths: deps.paths,
-            effects: deps.effects,
-            network: deps.network,
-            log: opLog,
-            runningUnits: deps.runningUnits,
-            onPhase: (phase) => {
-              registry.update(operation.id, { phase });
-            },
-          });
-          await succeed(operation.id, report);
-        }));
+        // between. The admission refuses an unjudged upgrade under the same
+        // hold of the lock (409 at once, not a reset that fails once
+        // accepted); the sweep checks again, as the offline reset does.
+        const admit = async () => {
+          refuseUnjudgedUpgrade(await readUpgradeForReset(deps.paths.signalFile, opLog));
+        };
+        ({ done } = await deps.queue.start(
+          'a reset',
+          async () => {
+            const report = await resetAgent({
+              paths: deps.paths,
+              effects: deps.effects,
+              network: deps.network,
+              log: opLog,
+              runningUnits: deps.runningUnits,
+              onPhase: (phase) => {
+                registry.update(operation.id, { phase });
+              },
+            });
+            await succeed(operation.id, report);
+          },
+          admit,
+        ));
       } catch (error) {
         registry.update(operation.id, {
           state: 'failed',

@@ -113,7 +113,11 @@ async function findStartProblem(
   return options.startupFailure;
 }
 
-function resultFrom(
+/**
+ * The operation record a signal's upgrade ends with: the judgement's, and a
+ * reset's when it ends an upgrade whose layout is already on a judged binary.
+ */
+export function resultFrom(
   signal: UpgradeSignal,
   state: Operation['state'],
   message: string,
