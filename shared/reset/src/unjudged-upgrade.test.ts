@@ -64,9 +64,9 @@ describe('a reset and an AgentUpgrade in flight (issue#28.3)', () => {
       const paths = await newHost();
       await layUpgrade(paths, 'candidate', signal);
       const before = await treeSnapshot(paths);
-      const { effects, calls } = fakeEffects(paths);
+      const { effects, network, calls } = fakeEffects(paths);
 
-      const error: unknown = await resetAgentUnderLock({ paths, effects, log }).catch(
+      const error: unknown = await resetAgentUnderLock({ paths, effects, network, log }).catch(
         (e: unknown) => e,
       );
 
@@ -99,9 +99,9 @@ describe('a reset and an AgentUpgrade in flight (issue#28.3)', () => {
     async (_name, signal, state, message) => {
       const paths = await newHost();
       await layUpgrade(paths, 'last-good', signal);
-      const { effects } = fakeEffects(paths);
+      const { effects, network } = fakeEffects(paths);
 
-      const report = await resetAgent({ paths, effects, log, now: () => now });
+      const report = await resetAgent({ paths, effects, network, log, now: () => now });
 
       expect(report.endedUpgrade).toBe('upgrade-20261203-abcd');
       expect(await exists(paths.signalFile)).toBe(false);
@@ -124,7 +124,7 @@ describe('a reset and an AgentUpgrade in flight (issue#28.3)', () => {
       );
 
       // Idempotent: a second reset finds no signal and ends nothing.
-      const again = await resetAgent({ paths, effects, log, now: () => now });
+      const again = await resetAgent({ paths, effects, network, log, now: () => now });
       expect(again.endedUpgrade).toBeUndefined();
     },
   );
@@ -134,9 +134,9 @@ describe('a reset and an AgentUpgrade in flight (issue#28.3)', () => {
     await installAgent(paths.root);
     await installUnitsAndState(paths);
     await writeFile(paths.signalFile, '{garbage');
-    const { effects } = fakeEffects(paths);
+    const { effects, network } = fakeEffects(paths);
 
-    const report = await resetAgent({ paths, effects, log });
+    const report = await resetAgent({ paths, effects, network, log });
 
     expect(report.removed).toContain(paths.signalFile);
     expect(report.endedUpgrade).toBeUndefined();
