@@ -146,6 +146,10 @@ install_binary() {
     trap '[[ -z "$staged" ]] || rm -f -- "$staged"' EXIT
     mkdir -p -- "$(dirname -- "$UPGRADE_LOCK")"
     exec 9>>"$UPGRADE_LOCK"
+    # Root's alone, as the agent keeps it: a read bit is all flock(2) needs to
+    # hold it. Through the descriptor, so the file changed is the one locked.
+    chmod 0600 /proc/self/fd/9
+    chown root:root /proc/self/fd/9
     if ! flock -n 9; then
       say_error "Agent binary activation is in progress; retry the installation"
       exit "$EXIT_TEMPORARY"

@@ -175,6 +175,13 @@ no_staging_files() {
   no_staging_files
 }
 
+@test "issue22#1 the Go releases' upgrade lock is left root's alone (0600), also when it was 0644 and another user's" {
+  install -m 0644 -o nobody -g nogroup /dev/null /run/aks-flex-node-agent-upgrade.lock
+  run_install
+  [ "$status" -eq 0 ]
+  [ "$(stat -c '%a %U %G' /run/aks-flex-node-agent-upgrade.lock)" = "600 root root" ]
+}
+
 @test "scripts#8.2.12 a fresh host installs under /usr/local; bin is created and no probe is left" {
   run_sourced "resolve_install_dir; echo \"\$INSTALL_DIR \$MANAGED_BINARY_DIR\""
   [ "$output" = "/usr/local/bin /usr/local/lib/aks-flex-node" ]

@@ -171,6 +171,13 @@ run_uninstall() {
   run ! grep -q aks-flex-node-bootstrap "$CALLS"
 }
 
+@test "issue22#1 the Go releases' upgrade lock is created root's alone (0600)" {
+  reset_layout /opt/unbounded/agent
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [ "$(stat -c '%a %U %G' /run/aks-flex-node-agent-upgrade.lock)" = "600 root root" ]
+}
+
 @test "scripts#4.2 an installed binary runs reset non-interactively and the script leaves the units to it" {
   installed_layout /opt/unbounded/agent
   install_units aks-flex-node-agent.service

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
@@ -127,7 +127,10 @@ describe("the Go releases' flock, held with the activation lock", () => {
         (error) =>
           isAgentError(error, 'ACTIVATION_IN_PROGRESS') &&
           error.path === goLockPath &&
-          error.message.includes('an upgrade'),
+          error.message.includes('an upgrade') &&
+          // issue22#1: the holder is named from /proc/locks, never guessed.
+          error.message.includes(`is held by pid ${String(goRelease.pid)} (sleep, user root)`) &&
+          !error.message.includes('earlier release'),
       );
       // The retrying form does not wait for it either: a flock is never stale.
       await expect(
@@ -215,4 +218,38 @@ describe('retryWhileActivationBusy', () => {
       }),
     ).rejects.toSatisfy((error) => isAgentError(error, 'ACTIVATION_IN_PROGRESS'));
   });
+});
+
+describe("the activation lock is root's alone (issue 22 item 1)", () => {
+  const isRoot = process.getuid?.() === 0;
+
+  it('issue22#1 the lock directory is 0700', async () => {
+    const lock = await acquireActivationLock({ lockPath, goLockPath, log, purpose: 'x' });
+    expect((await stat(lockPath)).mode & 0o7777).toBe(0o700);
+    expect((await stat(goLockPath)).mode & 0o7777).toBe(0o600);
+    await lock.release();
+  });
+
+  it.skipIf(!isRoot)(
+    "issue22#1 a run directory open to others is made root's 0750, and a lock another user made there is removed and taken",
+    async () => {
+      const runDir = path.dirname(lockPath);
+      await mkdir(runDir, { recursive: true });
+      await chmod(runDir, 0o777);
+      await chown(runDir, 65534, 65534);
+      // Fresh, so proper-lockfile alone would call it held for the next 10 s.
+      await mkdir(lockPath);
+      await chown(lockPath, 65534, 65534);
+      const lock = await acquireActivationLock({ lockPath, goLockPath, log, purpose: 'x' });
+      const run = await stat(runDir);
+      expect({ mode: run.mode & 0o7777, uid: run.uid, gid: run.gid }).toEqual({
+        mode: 0o750,
+        uid: 0,
+        gid: 0,
+      });
+      expect((await stat(lockPath)).uid).toBe(0);
+      expect(await readdir(runDir)).toEqual(['activation.lock']);
+      await lock.release();
+    },
+  );
 });

@@ -1,17 +1,12 @@
-import { mkdir } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { pollUntil } from './poll-until.js';
-import {
-  AgentError,
-  errnoCode,
-  isNotFound,
-  isAgentError,
-  messageOf,
-  type Logger,
-} from '@aks-flex-node/log';
+import { AgentError, isNotFound, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import { tryFlock } from './flock.js';
+import { heldLockRefusal } from './held-lock-refusal.js';
+import { prepareRunDirectory } from './root-only.js';
+import { takeLockfile } from './take-lockfile.js';
 
 /** A held activation lock. `release` is idempotent. */
 export interface ActivationLock {
@@ -51,45 +46,9 @@ export async function acquireActivationLock(
   options: ActivationLockOptions,
 ): Promise<ActivationLock> {
   const dir = path.dirname(options.lockPath);
-  // The run directory is root's: 0750 keeps other users away from the socket beside the lock.
-  await mkdir(dir, { recursive: true, mode: 0o750 }).catch((error: unknown) => {
-    throw new AgentError('HOST_ROOT_IO', `create ${dir}: ${messageOf(error)}`, {
-      path: dir,
-      cause: error,
-    });
-  });
-  let releaseLock: () => Promise<void>;
-  try {
-    releaseLock = await lockfile.lock(dir, {
-      lockfilePath: options.lockPath,
-      realpath: false,
-      retries: 0,
-      stale: options.staleMs ?? 10_000,
-      onCompromised: (error) => {
-        // The lock was taken from us (its directory removed or its mtime left stale
-        // while the event loop stalled). Carrying on could let two activations
-        // interleave, so the process stops here; systemd restarts the daemon.
-        options.log.fatal({ err: error, path: options.lockPath }, 'the activation lock was lost');
-        process.exit(1);
-      },
-    });
-  } catch (error) {
-    if (errnoCode(error) === 'ELOCKED') {
-      throw new AgentError(
-        'ACTIVATION_IN_PROGRESS',
-        `activation in progress: ${options.lockPath} is held, so ${options.purpose} cannot start now`,
-        {
-          path: options.lockPath,
-          hint: 'wait for the running upgrade, move or reset to finish (see `aks-flex-node status`), then try again',
-          cause: error,
-        },
-      );
-    }
-    throw new AgentError('HOST_ROOT_IO', `take ${options.lockPath}: ${messageOf(error)}`, {
-      path: options.lockPath,
-      cause: error,
-    });
-  }
+  // The run directory is root's: 0750 keeps other users from the socket and the locks beside it.
+  await prepareRunDirectory(dir);
+  const releaseLock = await takeLockfile(options);
   // The Go releases' flock comes second. Taken first, a holder of ours could
   // sit on it while it waits out a stale lockfile; second, a flock found held
   // while we hold the lockfile belongs to no holder of ours, so it is a Go
@@ -100,15 +59,15 @@ export async function acquireActivationLock(
   });
   if (goLock === undefined) {
     await releaseLock();
-    const busy = new AgentError(
-      'ACTIVATION_IN_PROGRESS',
-      `activation in progress: ${options.goLockPath} is held (an earlier release's upgrade, recovery or script), so ${options.purpose} cannot start now`,
-      {
-        path: options.goLockPath,
-        hint: 'wait for that process to finish (`lslocks` names it), then try again',
-      },
-    );
-    heldByGoRelease.add(busy);
+    // Whoever holds it is named: the Go releases, their scripts, our install
+    // scripts and an operator's flock(1) all take it, so none is guessed.
+    const busy = await heldLockRefusal({
+      code: 'ACTIVATION_IN_PROGRESS',
+      lockPath: options.goLockPath,
+      lead: `activation in progress: ${options.purpose} cannot start now`,
+      hint: 'wait for that process to finish, then try again',
+    });
+    flockRefusals.add(busy);
     throw busy;
   }
   options.log.debug(
@@ -130,8 +89,8 @@ export async function acquireActivationLock(
   };
 }
 
-/** Refusals because a Go release holds its flock; see {@link retryWhileActivationBusy}. */
-const heldByGoRelease = new WeakSet<Error>();
+/** Refusals because another process holds the Go releases' flock; see {@link retryWhileActivationBusy}. */
+const flockRefusals = new WeakSet<Error>();
 
 /**
  * Runs `work` while holding the activation lock and releases it afterwards,
@@ -208,8 +167,8 @@ export async function retryWhileActivationBusy<T>(
       } catch (error) {
         if (!isAgentError(error, 'ACTIVATION_IN_PROGRESS')) throw error;
         // A flock is freed the moment its holder dies, so it is never stale:
-        // a Go release holding it is at work, and waiting would only delay the refusal.
-        if (heldByGoRelease.has(error) && options.waitForGoRelease !== true) throw error;
+        // its holder is at work, and waiting would only delay the refusal.
+        if (flockRefusals.has(error) && options.waitForGoRelease !== true) throw error;
         refusal = error;
         return undefined;
       }

@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, chown, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -138,4 +138,80 @@ describe('tryFlock in a process with nothing else to do', () => {
       await rm(dir2, { recursive: true, force: true });
     }
   }, 15_000);
+});
+
+const isRoot = process.getuid?.() === 0;
+const nobody = 65534;
+
+describe("tryFlock keeps every lock file root's alone (issue 22 item 1)", () => {
+  it('issue22#1 creates the file 0600', async () => {
+    const handle = await tryFlock(lockPath);
+    expect((await stat(lockPath)).mode & 0o7777).toBe(0o600);
+    await handle?.release();
+  });
+
+  it.skipIf(!isRoot)(
+    "issue22#1 a file left 0644 and another user's is made 0600 and root's, even when the take is refused",
+    async () => {
+      await writeFile(lockPath, '', { mode: 0o644 });
+      await chmod(lockPath, 0o644);
+      await chown(lockPath, nobody, nobody);
+      const holder = spawn('flock', ['--no-fork', lockPath, 'sleep', '30'], { stdio: 'ignore' });
+      try {
+        while (!(await heldByOthers(lockPath))) await new Promise((r) => setTimeout(r, 20));
+        expect(await tryFlock(lockPath)).toBeUndefined();
+        const info = await stat(lockPath);
+        expect({ mode: info.mode & 0o7777, uid: info.uid, gid: info.gid }).toEqual({
+          mode: 0o600,
+          uid: 0,
+          gid: 0,
+        });
+      } finally {
+        holder.kill('SIGKILL');
+        await once(holder, 'exit');
+      }
+    },
+  );
+
+  it.skipIf(!isRoot)(
+    'issue22#1 once tightened, a user who is not root cannot open it (EACCES)',
+    async () => {
+      await writeFile(lockPath, '', { mode: 0o644 });
+      await chmod(lockPath, 0o644);
+      await chmod(dir, 0o755);
+      const asNobody = () =>
+        spawnSync('setpriv', [
+          `--reuid=${nobody}`,
+          `--regid=${nobody}`,
+          '--clear-groups',
+          'flock',
+          '--nonblock',
+          lockPath,
+          'true',
+        ]);
+      // The hole: a read bit is all flock(2) needs.
+      expect(asNobody().status).toBe(0);
+      const handle = await tryFlock(lockPath);
+      await handle?.release();
+      const refused = asNobody();
+      expect(refused.status).not.toBe(0);
+      expect(refused.stderr.toString()).toContain('Permission denied');
+    },
+  );
+
+  it('issue22#1 a link or a FIFO at the name is refused, never followed or opened', async () => {
+    const elsewhere = path.join(dir, 'elsewhere');
+    await writeFile(elsewhere, '', { mode: 0o644 });
+    await symlink(elsewhere, lockPath);
+    await expect(tryFlock(lockPath)).rejects.toSatisfy((error) =>
+      isAgentError(error, 'HOST_ROOT_IO'),
+    );
+    expect((await stat(elsewhere)).mode & 0o777).toBe(0o644);
+    await rm(lockPath);
+    expect(spawnSync('mkfifo', [lockPath]).status).toBe(0);
+    await expect(tryFlock(lockPath)).rejects.toSatisfy(
+      (error) =>
+        isAgentError(error, 'HOST_ROOT_IO') && error.message.includes('not a regular file'),
+    );
+  });
 });

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
+import { lockFileMode, makeRootOnly } from './root-only.js';
 
 /** A held `flock(2)` lock. `release` is idempotent. */
 export interface FlockHandle {
@@ -33,16 +34,28 @@ const held = new Set<FileHandle>();
  * inherits it. (A flock(1) kept running as the holder cost about three
  * process starts per lock, a third of an activation's switch.)
  *
- * Throws HOST_ROOT_IO when the file cannot be opened or `flock(1)` is missing.
+ * The file is made root's alone (0600) at every call, through the open
+ * descriptor: flock(2) needs only read access, so a file others can read is
+ * a lock any local user can hold.
+ *
+ * Throws HOST_ROOT_IO when the file cannot be opened or tightened, is not a
+ * regular file, or `flock(1)` is missing.
  */
 export async function tryFlock(lockPath: string): Promise<FlockHandle | undefined> {
   let handle: FileHandle;
   try {
-    // As flock(1) opens a file it is given by name: read-only, created if missing.
+    // Read-only, created if missing, as flock(1) opens a file it is given by
+    // name; 0600 as the Go releases create it (they open it as root, so the
+    // mode keeps them working). O_NOFOLLOW: a link at the name is refused;
+    // O_NONBLOCK: a FIFO at the name cannot hang the open (it is refused below).
     handle = await open(
       lockPath,
-      constants.O_RDONLY | constants.O_CREAT | constants.O_NOCTTY,
-      0o644,
+      constants.O_RDONLY |
+        constants.O_CREAT |
+        constants.O_NOCTTY |
+        constants.O_NOFOLLOW |
+        constants.O_NONBLOCK,
+      lockFileMode,
     );
   } catch (error) {
     throw new AgentError('HOST_ROOT_IO', `take ${lockPath}: open: ${messageOf(error)}`, {
@@ -53,6 +66,10 @@ export async function tryFlock(lockPath: string): Promise<FlockHandle | undefine
   }
   let taken = false;
   try {
+    // Before the flock, so a refusal tightens too: the next holder who is not
+    // root cannot open it again (see held-lock-refusal.ts for one that already has).
+    await refuseIfNotRegular(handle, lockPath);
+    await makeRootOnly(handle, lockFileMode, lockPath);
     taken = await lockDescriptor(handle, lockPath);
   } finally {
     if (!taken) await handle.close();
@@ -67,6 +84,14 @@ export async function tryFlock(lockPath: string): Promise<FlockHandle | undefine
       return released;
     },
   };
+}
+
+async function refuseIfNotRegular(handle: FileHandle, lockPath: string): Promise<void> {
+  if ((await handle.stat()).isFile()) return;
+  throw new AgentError('HOST_ROOT_IO', `take ${lockPath}: not a regular file`, {
+    path: lockPath,
+    hint: `inspect ${lockPath}; a lock file is an empty regular file: remove what is there and try again`,
+  });
 }
 
 /** Runs `flock(1)` on the open file as the child's fd 3: true when it took the lock, false when held elsewhere. */

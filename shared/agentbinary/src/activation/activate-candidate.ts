@@ -101,7 +101,7 @@ async function excludeDaemon(lockPath: string, socketPath: string): Promise<Sing
     if (!isAgentError(error, 'DAEMON_RUNNING')) throw error;
     throw new AgentError(
       'DAEMON_RUNNING',
-      `a daemon is running but did not answer on ${socketPath}; it would race this activation`,
+      `a daemon is running but did not answer on ${socketPath}; it would race this activation (${error.message})`,
       {
         path: socketPath,
         cause: error,
