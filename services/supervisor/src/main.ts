@@ -1,4 +1,3 @@
-import path from 'node:path';
 import {
   agentBinaryPathsUnder,
   convergeHostInstall,
@@ -21,7 +20,7 @@ import {
   createSystemdResetEffects,
   isSystemdBooted,
 } from '@aks-flex-node/reset';
-import { hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
+import { hostPaths, temporaryFilePlaces, unitNames } from '@aks-flex-node/layout';
 import { createLogger, type Logger } from '@aks-flex-node/log';
 import {
   fileDigest,
@@ -40,6 +39,7 @@ import { createResetService } from './reset/reset-service.js';
 import { createSelfDaemonStopper, createSystemdDaemonStopper } from './reset/stop-daemon.js';
 import { createNspawnHooksService } from './nspawn-hooks-service.js';
 import { createDaemonMoveHost } from './startup/daemon-move-host.js';
+import { sweepTemporaryFiles } from './startup/sweep-temporary-files.js';
 import { monotonicMs, recordAgentStart } from './upgrade/start-limit.js';
 import { runStartSequence } from './startup/start-sequence.js';
 import { refreshNspawnLifecycleHelper, repairLocalDnsUnit } from './startup/refresh-host-assets.js';
@@ -182,7 +182,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       // The digests an earlier daemon of this boot took: a restart finds the
       // helper and the executable unchanged by their identity, without reading
       // them (260-390 MB, most of a start's time before this record).
-      const digestRecord = fileDigestRecord(paths);
+      const digestRecord = paths.fileDigests;
       await restoreFileDigests(digestRecord);
       await convergeHostInstall({
         paths,
@@ -202,6 +202,13 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         },
         log,
       );
+      // Before the helper is refreshed: a stopped install of it leaves its
+      // temporary copy (131 MB) beside it, and the refresh writes another.
+      await sweepTemporaryFiles({
+        paths,
+        places: temporaryFilePlaces(paths),
+        log,
+      });
       noteStartupFailure(await refreshNspawnLifecycleHelper(paths, log, executable));
       // Nothing from here to the start sequence changes the root's state.
       const rootState = await hostRootState(paths);
@@ -293,11 +300,6 @@ function refreshingAfterEachStep(view: HostView, moveHost: MoveHost): MoveHost {
     rewriteUnits: thenRefresh((root: string) => moveHost.rewriteUnits(root)),
     queueRestart: thenRefresh(() => moveHost.queueRestart()),
   };
-}
-
-/** Digests of the helper and the executables by file identity; under /run, so a reboot clears it. */
-function fileDigestRecord(paths: HostPaths): string {
-  return path.join(paths.runDir, 'file-digests.json');
 }
 
 /** Writes the digests this start took for the next one; only an optimisation, so a failure is a warning. */

@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { rename, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { errnoCode } from '@aks-flex-node/log';
 import { makeIoError } from './io-error.js';
 import { syncDirectory } from './sync-directory.js';
+import { temporaryPathFor } from './temporary-name.js';
 
 /**
  * Makes `linkPath` a symlink whose text is exactly `target`, replacing an
@@ -29,10 +29,7 @@ export async function replaceSymlinkAtomic(linkPath: string, target: string): Pr
  * temporary name beside it (same directory, same filesystem) and renamed over.
  */
 async function renameNewLinkOver(linkPath: string, target: string): Promise<void> {
-  const temp = path.join(
-    path.dirname(linkPath),
-    `.${path.basename(linkPath)}.${randomBytes(6).toString('hex')}.tmp`,
-  );
+  const temp = temporaryPathFor(linkPath);
   try {
     await symlink(target, temp);
     await rename(temp, linkPath);

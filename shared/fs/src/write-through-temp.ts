@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { open, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { isAgentError } from '@aks-flex-node/log';
 import { makeIoError } from './io-error.js';
 import { syncDirectory } from './sync-directory.js';
+import { temporaryPathFor } from './temporary-name.js';
 
 /**
  * Writes `target` through a temporary file in the same directory: create it
@@ -17,9 +17,8 @@ export async function writeThroughTemp(
   fill: (handle: FileHandle) => Promise<void>,
 ): Promise<void> {
   const dir = path.dirname(target);
-  // Same directory, so the rename is atomic and the file gets the label the
-  // directory gives (SELinux); a leading dot keeps it out of globbing.
-  const temp = path.join(dir, `.${path.basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  // Beside the target (see temporaryPathFor); a crash leaves it for the start sweep.
+  const temp = temporaryPathFor(target);
   try {
     await fillTemp(temp, mode, fill);
     await rename(temp, target);
@@ -51,7 +50,8 @@ async function fillTemp(
 /**
  * Best effort by design: the error being reported is the one that made the
  * write fail. A temp file that survives has a dot-name no reader looks up,
- * and the next write uses a fresh random name.
+ * the next write uses a fresh random name, and the daemon's next start
+ * removes it (removeTemporaryFiles).
  */
 async function removeTemp(temp: string): Promise<void> {
   await rm(temp, { force: true }).catch(() => undefined);

@@ -39,4 +39,6 @@ export {
 } from './node-network.js';
 export type { NftTable } from './node-network.js';
 export { latestReleaseUrl, reinstallCommand } from './reinstall-command.js';
+export { layoutFilePlaces, temporaryFilePlaces } from './temporary-file-places.js';
+export type { TemporaryFilePlace } from './temporary-file-places.js';
 export type { NspawnMachine } from './names.js';

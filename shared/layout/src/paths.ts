@@ -100,6 +100,8 @@ export interface HostPaths {
   readonly nspawnConfigDir: string;
   /** Where unbounded-net keeps the node's WireGuard keys; reset removes the two it writes. */
   readonly wireguardDir: string;
+  /** Digests of the helper and the executables by file identity, for the next start of this boot (a reboot clears it). */
+  readonly fileDigests: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -139,6 +141,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     machinesDir: at('/var/lib/machines'),
     nspawnConfigDir: at('/etc/systemd/nspawn'),
     wireguardDir: at('/etc/wireguard'),
+    fileDigests: path.join(runDir, 'file-digests.json'),
   };
 }
 

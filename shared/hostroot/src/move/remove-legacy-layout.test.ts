@@ -1,4 +1,4 @@
-import { lstat, readdir, rm } from 'node:fs/promises';
+import { lstat, readdir, rm, symlink } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { agentOnlyDirs, hostLayoutFiles } from '@aks-flex-node/layout';
@@ -37,5 +37,27 @@ describe('removeLegacyLayout: pass 2 of the move, and reset finishing one', () =
     await removeLegacyLayout(host.legacy, layout, log);
     expect(await readdir(path.join(host.legacy, 'lib/aks-flex-node'))).toEqual(['operator.conf']);
     expect(await removeLegacyLayout(host.legacy, layout, log)).toEqual([]);
+  });
+
+  it("issue22#5 removes a stopped write's temporary files under the legacy root first, keeping an operator's", async () => {
+    const host = await legacyHost();
+    const temps = [
+      path.join(host.legacy, 'bin/.aks-flex-node.0123456789ab.tmp'),
+      path.join(host.legacy, 'bin/.unbounded-agent-nspawn-lifecycle.abcdefabcdef.tmp'),
+      path.join(host.legacy, 'lib/aks-flex-node/.aks-flex-node-current.0123456789ab.tmp'),
+    ];
+    await touch(temps[0] ?? '', 'partial seed', 0o600);
+    await touch(temps[1] ?? '', 'partial helper', 0o600);
+    await symlink('aks-flex-node-blue', temps[2] ?? '');
+    const operators = path.join(host.legacy, 'bin/.other-tool.0123456789ab.tmp');
+    await touch(operators, 'kept', 0o644);
+    await removeLegacyLayout(host.legacy, layout, log);
+    for (const temp of temps) await expect(lstat(temp)).rejects.toThrow(/ENOENT/);
+    // The slot directory held only the layout and a temp, so it goes too.
+    await expect(lstat(path.join(host.legacy, 'lib/aks-flex-node'))).rejects.toThrow(/ENOENT/);
+    expect((await readdir(path.join(host.legacy, 'bin'))).sort()).toEqual([
+      '.other-tool.0123456789ab.tmp',
+      'other-tool',
+    ]);
   });
 });

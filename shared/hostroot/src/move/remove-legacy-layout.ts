@@ -1,5 +1,12 @@
 import path from 'node:path';
-import { exists, removeEmptyDir, removeIfExists, syncFilesystem } from '@aks-flex-node/fs';
+import {
+  exists,
+  removeEmptyDir,
+  removeIfExists,
+  removeTemporaryFiles,
+  syncFilesystem,
+} from '@aks-flex-node/fs';
+import { layoutFilePlaces } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
 
 /** The agent's files and the directories that hold only them, relative to a root. */
@@ -21,9 +28,10 @@ export interface LegacyRemovalSteps {
 /**
  * Removes the layout under the legacy root once the host root holds the
  * agent (spec hostroot 4.3, pass 2), in the order a crash can resume from:
- * each file (one an earlier attempt removed is fine), then the directories
- * left empty, deepest first (one holding anything else is kept and logged),
- * then a sync of the legacy filesystem. The caller removes the `.moving`
+ * each file (one an earlier attempt removed is fine), then the temporary
+ * files a stopped write left beside them, then the directories left empty,
+ * deepest first (one holding anything else is kept and logged), then a sync
+ * of the legacy filesystem. The caller removes the `.moving`
  * marker only after this returns: otherwise a crash could keep the marker's
  * removal (on the root's filesystem) and lose these, and the legacy files
  * would come back beside an installed root, which Migrate refuses. Both the
@@ -46,6 +54,16 @@ export async function removeLegacyLayout(
       removed.push(target);
     }
     steps.fileRemoved?.();
+  }
+  // A write stopped by a crash (the seed, the helper, a link) can have left
+  // its temporary copy beside a layout file. Before the directories, which
+  // it would keep from being removed, and before the sync: once the move
+  // ends, the units no longer name the legacy root, so nothing of ours could
+  // remove it there any more.
+  for (const place of layoutFilePlaces(legacy, layout.files)) {
+    for (const temp of await removeTemporaryFiles(place.dir, place.isProductFile)) {
+      log.info({ path: temp }, 'removed a temporary file a stopped write left behind');
+    }
   }
   for (const rel of deepestFirst(layout.dirs)) {
     await removeEmptyDir(path.join(legacy, rel), log);
