@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +19,8 @@ import { createHostView, hostViewMaxAgeMs, hostViewQuietMs } from './host-view.j
 import { createMutationQueue } from './mutation-queue.js';
 import { stopAccepting, watchConnections } from './socket/connection-drain.js';
 import { createStartupGate, type StartupGate } from './startup/startup-gate.js';
+import { hostPathsUnder } from '@aks-flex-node/layout';
+import { describeOperation } from './upgrade/describe-operation.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
 import type { UpgradeService } from './upgrade/upgrade-service.js';
 
@@ -279,6 +281,32 @@ describe('supervisor API', () => {
     expect(expectProblem(response, 500).code).toBe('INTERNAL');
     // The problem names what was wrong; the operation itself was not sent.
     expect(JSON.parse(response.body)).not.toHaveProperty('id');
+  });
+
+  it('issue22#7 a corrupt operation record answers a 404 saying it was set aside, not a 500 forever', async () => {
+    const paths = hostPathsUnder(tmp);
+    const registry = createOperationRegistry();
+    const { log, lines } = capturedLog();
+    await build({
+      log,
+      upgrades: { ...unusedUpgrades, get: (id) => describeOperation(paths, registry, id) },
+    });
+    await mkdir(paths.operationsDir, { recursive: true });
+    // A torn record, as a bad write or a disk fault leaves one.
+    await writeFile(path.join(paths.operationsDir, 'op-1.json'), '{"id":"op-1","ki');
+    for (let ask = 1; ask <= 2; ask++) {
+      const response = await app.inject({ method: 'GET', url: '/v1/operations/op-1' });
+      const problem = expectProblem(response, 404);
+      expect(problem.code).toBe('NOT_FOUND');
+      expect(problem.detail).toMatch(
+        /^the record of operation op-1 was corrupt.* and is set aside as .*op-1\.json\.corrupt-\d{8}T\d{6}Z; its result is lost$/,
+      );
+    }
+    expect(await readdir(paths.operationsDir)).toEqual([
+      expect.stringMatching(/^op-1\.json\.corrupt-/),
+    ]);
+    // Logged where the operator looks: the journal names the set-aside file.
+    expect(lines.some((line) => JSON.stringify(line).includes('op-1.json.corrupt-'))).toBe(true);
   });
 
   it('refuses a body over the limit with 413 problem+json and changes nothing', async () => {

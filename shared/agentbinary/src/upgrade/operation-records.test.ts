@@ -123,17 +123,34 @@ describe('writeOperationRecord and readOperationRecord (spec agentbinary §3.7 s
   });
 
   it.each([
-    ['not JSON', '{"id":'],
-    ['not an operation', '{"id":"op-1","kind":"reboot"}'],
-  ])('agentbinary§3.7 a record that is %s is an error naming its file', async (_name, content) => {
-    const dir = await newRecordsDir();
-    await writeOperationRecord(dir, judged('op-0'));
-    await writeFile(path.join(dir, 'op-1.json'), content);
-    await expect(readOperationRecord(dir, 'op-1')).rejects.toMatchObject({
-      path: path.join(dir, 'op-1.json'),
-      message: expect.stringContaining(`read ${path.join(dir, 'op-1.json')}: `) as unknown,
-    });
-  });
+    ['empty', '', 'not JSON'],
+    ['not JSON', '{"id":', 'not JSON'],
+    ['not an operation', '{"id":"op-1","kind":"reboot"}', 'not an operation'],
+  ])(
+    'issue22#7 a record that is %s is set aside under a name saying so, and refused with NOT_FOUND, every time',
+    async (_name, content, reason) => {
+      const dir = await newRecordsDir();
+      await writeOperationRecord(dir, judged('op-0'));
+      await writeFile(path.join(dir, 'op-1.json'), content);
+      const first = await readOperationRecord(dir, 'op-1').catch((error: unknown) => error);
+      const aside = (await readdir(dir)).filter((name) => name !== 'op-0.json');
+      expect(aside).toHaveLength(1);
+      expect(aside[0]).toMatch(/^op-1\.json\.corrupt-\d{8}T\d{6}Z$/);
+      const asidePath = path.join(dir, aside[0] ?? '');
+      expect(await readFile(asidePath, 'utf8')).toBe(content);
+      expect(first).toMatchObject({
+        code: 'NOT_FOUND',
+        path: asidePath,
+        message: `the record of operation op-1 was corrupt (${reason}) and is set aside as ${asidePath}; its result is lost`,
+      });
+      // Read again (as a client polls): the same refusal, not "no such operation" or a 500.
+      await expect(readOperationRecord(dir, 'op-1')).rejects.toMatchObject({
+        code: 'NOT_FOUND',
+        path: asidePath,
+      });
+      expect(await readOperationRecord(dir, 'op-0')).toEqual(judged('op-0'));
+    },
+  );
 
   it('agentbinary§3.7 the newest 20 records are kept and older ones removed; other files stay', async () => {
     const dir = await newRecordsDir();

@@ -1,8 +1,8 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, rename, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { operationSchema, type Operation } from '@aks-flex-node/api';
-import { makeIoError, removeOwned, writeFileAtomic } from '@aks-flex-node/fs';
-import { isNotFound } from '@aks-flex-node/log';
+import { makeIoError, removeOwned, syncDirectory, writeFileAtomic } from '@aks-flex-node/fs';
+import { AgentError, isNotFound } from '@aks-flex-node/log';
 
 /** How many finished operations are kept; older records are removed. */
 const keptRecords = 20;
@@ -28,16 +28,64 @@ export async function writeOperationRecord(dir: string, operation: Operation): P
   await pruneOperationRecords(dir);
 }
 
-/** Reads an operation's record; undefined when there is none. */
+/** What a set-aside record's name adds to `<id>.json`: `.corrupt-<UTC time>`. */
+const setAsideInfix = '.corrupt-';
+
+/**
+ * Reads an operation's record; undefined when there is none. A record that
+ * is not an operation (empty, torn, not JSON, another shape) is set aside as
+ * `<id>.json.corrupt-<UTC time>`, kept for a person to read, and refused with
+ * NOT_FOUND saying so: left in place it would answer the same 500 forever,
+ * and its result is lost either way. An id whose record was set aside earlier
+ * is refused the same way. Throws NOT_FOUND so, HOST_ROOT_IO when the record
+ * cannot be read or set aside.
+ */
 export async function readOperationRecord(dir: string, id: string): Promise<Operation | undefined> {
   if (!isValidOperationId(id)) return undefined;
   const file = path.join(dir, `${id}.json`);
+  let text: string;
   try {
-    return operationSchema.parse(JSON.parse(await readFile(file, 'utf8')));
+    text = await readFile(file, 'utf8');
   } catch (error) {
-    if (isNotFound(error)) return undefined;
-    throw makeIoError('read', file, error);
+    if (!isNotFound(error)) throw makeIoError('read', file, error);
+    const earlier = await setAsideCopies(dir, id);
+    if (earlier.length === 0) return undefined;
+    throw setAsideRefusal(id, path.join(dir, earlier.sort().at(-1) ?? ''), 'earlier');
   }
+  let reason: string;
+  try {
+    return operationSchema.parse(JSON.parse(text));
+  } catch (error) {
+    reason = error instanceof SyntaxError ? 'not JSON' : 'not an operation';
+  }
+  const aside = `${file}${setAsideInfix}${new Date().toISOString().replace(/[-:]|\.\d+/g, '')}`;
+  try {
+    await rename(file, aside);
+    await syncDirectory(dir);
+  } catch (error) {
+    // Another reader set it aside first: its name is the one to give.
+    if (isNotFound(error)) return readOperationRecord(dir, id);
+    throw makeIoError('set aside', file, error, { object: `as ${aside}` });
+  }
+  throw setAsideRefusal(id, aside, reason);
+}
+
+async function setAsideCopies(dir: string, id: string): Promise<string[]> {
+  const prefix = `${id}.json${setAsideInfix}`;
+  const names = await readdir(dir).catch(() => []);
+  return names.filter((name) => name.startsWith(prefix));
+}
+
+function setAsideRefusal(id: string, aside: string, reason: string): AgentError {
+  const why = reason === 'earlier' ? 'was corrupt' : `was corrupt (${reason})`;
+  return new AgentError(
+    'NOT_FOUND',
+    `the record of operation ${id} ${why} and is set aside as ${aside}; its result is lost`,
+    {
+      path: aside,
+      hint: 'see `aks-flex-node status` for the agent as it is now, and start the operation again if it is not as wanted',
+    },
+  );
 }
 
 async function pruneOperationRecords(dir: string): Promise<void> {
