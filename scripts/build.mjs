@@ -4,7 +4,7 @@
 //   dist/aks-flex-node-linux-<arch>.tar.gz               (single member aks-flex-node-linux-<arch>)
 //   dist/aks-flex-node-linux-<arch>.tar.gz.sha256
 // <arch> is amd64 or arm64, as the Go releases spell it (scripts/release-archive.mjs).
-// Usage: node scripts/build.mjs [--version V] [--out DIR] [--no-archive]
+// Usage: node scripts/build.mjs [--version V] [--out DIR] [--no-archive] (--help says more)
 // Tests build a second version into another directory to upgrade to it.
 // KEEP_WORK=1 keeps DIR/.build: each bundle and its code cache, to see what a role loads.
 import { execFileSync } from 'node:child_process';
@@ -25,13 +25,38 @@ import { build } from 'esbuild';
 import { writeReleaseArchive } from './release-archive.mjs';
 
 const workspace = path.resolve(import.meta.dirname, '..');
-const { values: flags } = parseArgs({
-  options: {
-    version: { type: 'string' },
-    out: { type: 'string', default: path.join(workspace, 'dist') },
-    'no-archive': { type: 'boolean', default: false },
-  },
-});
+const usage = `usage: node scripts/build.mjs [--version V] [--out DIR] [--no-archive]
+Builds the single executable DIR/aks-flex-node and, unless --no-archive, the release
+archive DIR/aks-flex-node-linux-<arch>.tar.gz with its .sha256 and the Ignition assets.
+  --version V     the version the executable reports (default: AKS_FLEX_NODE_VERSION,
+                  else services/cli/package.json)
+  --out DIR       where to write (default: dist in the workspace)
+  --no-archive    the executable only
+  -h, --help      print this and exit
+KEEP_WORK=1 keeps DIR/.build: each bundle and its code cache.`;
+
+// Checked before anything is built: --help, or an unknown flag, must not start a 15 s build.
+function parseFlags() {
+  try {
+    return parseArgs({
+      options: {
+        version: { type: 'string' },
+        out: { type: 'string', default: path.join(workspace, 'dist') },
+        'no-archive': { type: 'boolean', default: false },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    }).values;
+  } catch (error) {
+    process.stderr.write(`build: ${error.message}\n${usage}\n`);
+    process.exit(2);
+  }
+}
+
+const flags = parseFlags();
+if (flags.help) {
+  process.stdout.write(`${usage}\n`);
+  process.exit(0);
+}
 
 // Node's spelling, for the pinned node-linux-<arch> package; release names use amd64/arm64.
 const nodeArch = process.arch === 'arm64' ? 'arm64' : 'x64';

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -113,5 +114,27 @@ describe('scriptExitCodes', () => {
         entry.meaning,
       ]),
     );
+  });
+});
+
+describe('scripts/build.mjs', () => {
+  const build = (...args: string[]) =>
+    spawnSync(process.execPath, [path.join(import.meta.dirname, 'build.mjs'), ...args], {
+      encoding: 'utf8',
+      timeout: 10_000,
+    });
+
+  it('issue22#7 --help prints the usage and builds nothing', () => {
+    const run = build('--help');
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(run.stdout).toMatch(/^usage: node scripts\/build\.mjs \[--version V\] \[--out DIR\]/);
+    expect(run.stdout).toContain('--no-archive');
+  });
+
+  it('issue22#7 an unknown flag is refused with the usage and exit 2, building nothing', () => {
+    const run = build('--bogus');
+    expect(run.status).toBe(2);
+    expect(run.stderr).toContain("Unknown option '--bogus'");
+    expect(run.stderr).toContain('usage: node scripts/build.mjs');
   });
 });

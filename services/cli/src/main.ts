@@ -1,6 +1,6 @@
 import { exitCodes } from '@aks-flex-node/api';
 import { runVersion } from './commands/version.js';
-import { printLine, reportError } from './output.js';
+import { dropOutputOnceReaderCloses, printLine, reportError } from './output.js';
 import {
   isMainRoleName,
   isRoleName,
@@ -52,6 +52,8 @@ async function main(argv: string[]): Promise<number> {
   return runRole(name, args);
 }
 
+// Before anything is written: a reader may stop at any line.
+dropOutputOnceReaderCloses();
 // process.exitCode rather than process.exit(): pending output is flushed first.
 main(process.argv.slice(2)).then(
   (code) => {

@@ -1,5 +1,5 @@
 import { exitCodeFor, exitCodes } from '@aks-flex-node/api';
-import { AgentError, messageOf } from '@aks-flex-node/log';
+import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
 
 /**
  * The only module that writes to the terminal. Human text goes to stdout;
@@ -8,6 +8,26 @@ import { AgentError, messageOf } from '@aks-flex-node/log';
  */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+/**
+ * Lets a reader stop early: `aks-flex-node status | head -3` closes the pipe
+ * after three lines, and every write after that fails with EPIPE, which Node
+ * reports as an unhandled stream error (a stack trace, exit 1) unless it is
+ * handled. The rest of the output has nowhere to go, so it is dropped and the
+ * command ends as it would have, with its own exit code: an upgrade a script
+ * started is followed to its end whoever stopped reading. Any other error on
+ * the terminal's streams is rethrown.
+ */
+export function dropOutputOnceReaderCloses(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error) => {
+      const code = errnoCode(error);
+      // ERR_STREAM_DESTROYED: a write after the EPIPE, to the stream it closed.
+      if (code === 'EPIPE' || code === 'ERR_STREAM_DESTROYED') return;
+      throw error;
+    });
+  }
 }
 
 /** Prints one line of human-readable text. */
