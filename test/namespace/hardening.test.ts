@@ -53,8 +53,8 @@ time.sleep(60)' > /tmp/squatter.out &
       if runuser -u nobody -- flock -n /run/aks-flex-node/daemon.lock true 2>/dev/null; then echo nobody=locked; else echo nobody=refused; fi
       set +e; "$BINARY" agent --config /etc/daemon-config.json 2>/tmp/second.err; echo "second=$?"; set -e`);
     expect(run.status, run.stderr).toBe(0);
-    // The directory keeps every other user out, whatever the lock file's own mode.
-    expect(run.stdout).toMatch(/lock=6[04]{2} root dir=750 root/);
+    // Both keep every other user out (issue 22 item 7: the file was 0644).
+    expect(run.stdout).toMatch(/lock=600 root dir=750 root/);
     expect(run.stdout).toContain('nobody=refused');
     expect(run.stdout).toContain('second=4');
   });
