@@ -3,7 +3,7 @@ import { describeWithProduct } from './harness/describe-with-product.js';
 import { installProduct, productUnits, waitForUnitState, withHost } from './harness/index.js';
 
 /**
- * The highest exposure `systemd-analyze security` may give the agent unit.
+ * The highest exposure `systemd-analyze security` may give each of the units.
  * The unconfined unit scored 9.6 ("UNSAFE"); the confined one must stay
  * clearly below it, and a change that drops a directive shows up here.
  */
@@ -17,16 +17,18 @@ function parseExposure(output: string): number {
 }
 
 describeWithProduct('product: unit confinement', () => {
-  it('systemd-analyze security scores the running agent unit as confined, on a read-only /usr host', async () => {
+  it('systemd-analyze security scores the agent, upgrade guard and recovery units as confined, on a read-only /usr host with a machine', async () => {
     await withHost({ name: 'product-confinement', variant: 'acl' }, async (host) => {
+      // A node's machine, so the units' optional write path to its copy is in force.
+      await host.run(['install', '-d', '-m', '0755', '/var/lib/machines/kube1/usr/local/bin']);
       await installProduct(host);
       await waitForUnitState(host, productUnits.agent, 'active');
-      const analysed = await host.run(
-        'systemd-analyze security --no-pager aks-flex-node-agent.service 2>&1',
-      );
-      const exposure = parseExposure(analysed.stdout);
-      process.stderr.write(`aks-flex-node-agent.service exposure: ${exposure}\n`);
-      expect(exposure, analysed.stdout).toBeLessThanOrEqual(maxAgentExposure);
+      for (const unit of [productUnits.agent, productUnits.upgradeGuard, productUnits.recovery]) {
+        const analysed = await host.run(`systemd-analyze security --no-pager ${unit} 2>&1`);
+        const exposure = parseExposure(analysed.stdout);
+        process.stderr.write(`${unit} exposure: ${exposure}\n`);
+        expect(exposure, analysed.stdout).toBeLessThanOrEqual(maxAgentExposure);
+      }
     });
   });
 });

@@ -48,6 +48,8 @@ beforeEach(async () => {
       },
       judgeAtStart: refuse,
       recover: refuse,
+      keepMachineCopy: () => undefined,
+      machineCopyView: () => undefined,
       drain: () => Promise.resolve(),
     },
     reset: { begin: refuse, drain: () => Promise.resolve() },

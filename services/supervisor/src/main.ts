@@ -51,6 +51,7 @@ import {
   createSelfExitRestartExecutor,
   createSystemdRestartExecutor,
 } from './upgrade/restart-executor.js';
+import { createMachineCopyKeeper } from './upgrade/machine-copy-keeper.js';
 import { refuseShortSpace } from './upgrade/refuse-short-space.js';
 import { createUpgradeService } from './upgrade/upgrade-service.js';
 
@@ -92,6 +93,20 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     log,
   });
   const operations = createOperationRegistry();
+  const digestRecord = paths.fileDigests;
+  const machineCopy = createMachineCopyKeeper({
+    paths,
+    log: log.child({ op: 'keep-machine-copy' }),
+    queue,
+    // By the digests of this boot's earlier starts: a restart reads neither 130 MB file.
+    isCopyOf: async (copy, source) => {
+      const same = (await fileDigest(copy)) === (await fileDigest(source));
+      await saveFileDigestsForNextStart(digestRecord, log);
+      return same;
+    },
+    sleep: (ms, signal) => host.sleep(ms, signal),
+    now: () => host.wallClock(),
+  });
   const upgrades = createUpgradeService({
     paths,
     log,
@@ -112,6 +127,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       });
     },
     host,
+    machineCopy,
   });
   const reset = createResetService({
     paths,
@@ -182,7 +198,6 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       // The digests an earlier daemon of this boot took: a restart finds the
       // helper and the executable unchanged by their identity, without reading
       // them (260-390 MB, most of a start's time before this record).
-      const digestRecord = paths.fileDigests;
       await restoreFileDigests(digestRecord);
       await convergeHostInstall({
         paths,
@@ -250,6 +265,9 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
           startupRoot,
           sleep: (ms, signal) => host.sleep(ms, signal),
           restartDelayMs: () => restart.pendingDelayMs(),
+          keepMachineCopy: () => {
+            upgrades.keepMachineCopy();
+          },
         },
         stopped,
       ),

@@ -4,6 +4,7 @@ import {
   blueSlotFile,
   currentLinkFile,
   greenSlotFile,
+  hostPaths,
   lastGoodLinkFile,
   managedBinaryDir,
   recoveryScriptFile,
@@ -34,7 +35,7 @@ export interface AgentBinaryPaths {
  */
 export function agentBinaryPathsUnder(
   resolvedRoot: string,
-  machinesDir = '/var/lib/machines',
+  machinesDir = hostPaths.machinesDir,
 ): AgentBinaryPaths {
   const at = (relative: string) => path.join(resolvedRoot, relative);
   return {

@@ -10,13 +10,23 @@ export type { AgentBinaryPaths } from './agent-binary-paths.js';
 export { convergeHostInstall } from './install/converge-host-install.js';
 export { isRegularExecutable } from './ensure-layout.js';
 export {
+  defaultServiceOptions,
   fillTemplate,
+  readInstalledServiceOptions,
   renderServiceAssets,
   serviceAssetsForHost,
   writeServiceAssets,
   type LegacyRootUse,
 } from './install/service-assets.js';
-export type { ServiceAsset } from './install/service-assets.js';
+export type { ServiceAsset, ServiceOptions } from './install/service-assets.js';
+export {
+  findActiveMachine,
+  machineCopyRepair,
+  nspawnCopyMatches,
+  nspawnCopyPath,
+  syncNspawnCopy,
+} from './nspawn/nspawn-copy.js';
+export type { NspawnCopySync } from './nspawn/nspawn-copy.js';
 export { resolveIfPresent } from './resolve-link.js';
 export { readUpgradeSignal } from './signal/upgrade-signal-file.js';
 export { candidateSlotFor } from './upgrade/candidate-slot.js';
@@ -31,6 +41,7 @@ export type { JudgeOutcome } from './upgrade/judge-started-upgrade.js';
 export { resultFrom as upgradeResultFromSignal } from './upgrade/judge-started-upgrade.js';
 export { readOperationRecord, writeOperationRecord } from './upgrade/operation-records.js';
 export { recoverAgentUpgrade } from './upgrade/recover-agent-upgrade.js';
+export type { MachineCopyFailure, RollbackResult } from './upgrade/rollback-files.js';
 export { refusePendingUpgrade } from './upgrade/refuse-pending-upgrade.js';
 export { stageAndSwitch } from './upgrade/stage-and-switch.js';
 export { snapshotGraceMs, sweepUpgradeLeftovers } from './upgrade/sweep-leftovers.js';

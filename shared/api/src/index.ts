@@ -25,8 +25,8 @@ export {
   regenerateNspawnHooksResponseSchema,
 } from './nspawn.js';
 export type { RegenerateNspawnHooksResponse } from './nspawn.js';
-export { daemonStartingReason, statusResponseSchema } from './status.js';
-export type { StatusResponse } from './status.js';
+export { daemonStartingReason, machineCopyStatusSchema, statusResponseSchema } from './status.js';
+export type { MachineCopyStatus, StatusResponse } from './status.js';
 export { capabilities } from './capabilities.js';
 export { versionInfoSchema } from './version.js';
 export type { VersionInfo } from './version.js';

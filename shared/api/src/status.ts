@@ -6,6 +6,22 @@ import { versionInfoSchema } from './version.js';
 export const daemonStartingReason =
   'the daemon is starting: it judges a pending AgentUpgrade and moves its files first';
 
+/**
+ * A nspawn machine's copy of the agent that differs from `current` because
+ * the daemon could not write it: the upgrade or rollback finished without it,
+ * and the daemon retries with a growing wait until `repair` is done.
+ */
+export const machineCopyStatusSchema = z.strictObject({
+  machine: z.string(),
+  path: z.string(),
+  /** What failed, with its cause. */
+  error: z.string(),
+  /** The one command (or step) that lets the daemon write it again. */
+  repair: z.string(),
+  failedAt: z.string(),
+});
+export type MachineCopyStatus = z.infer<typeof machineCopyStatusSchema>;
+
 /** `GET /v1/status`: what the running daemon is and where its files are. */
 export const statusResponseSchema = z.strictObject({
   daemon: z.strictObject({
@@ -36,5 +52,7 @@ export const statusResponseSchema = z.strictObject({
     move: z.string().optional(),
     problems: z.array(z.string()).optional(),
   }),
+  /** Present only while a machine's copy of the agent could not be kept equal to `current`. */
+  machineCopy: machineCopyStatusSchema.optional(),
 });
 export type StatusResponse = z.infer<typeof statusResponseSchema>;

@@ -93,7 +93,9 @@ export interface HostPaths {
   /**
    * The nspawn machines' root filesystems (`<machinesDir>/kube1`): the Go
    * agent library provisions them, and reset removes them once the machines
-   * are stopped (spec daemon 8.1).
+   * are stopped (spec daemon 8.1). A machine's `usr/local/bin/aks-flex-node`
+   * is its copy of the agent (the kubelet's exec-credential helper), kept
+   * equal to `current`.
    */
   readonly machinesDir: string;
   /** The machines' `<machine>.nspawn` settings the agent library writes; reset removes them. */

@@ -48,4 +48,12 @@ function printStatus(status: StatusResponse): void {
   printLine(`startup:    ${takes}${startup.move === undefined ? '' : `; move: ${startup.move}`}`);
   if (startup.reason !== undefined) printLine(`            ${startup.reason}`);
   for (const problem of startup.problems ?? []) printLine(`problem:    ${problem}`);
+  const { machineCopy } = status;
+  if (machineCopy !== undefined) {
+    printLine(
+      `machine:    ${machineCopy.machine}'s copy of the agent differs from current; retrying`,
+    );
+    printLine(`            ${machineCopy.error}`);
+    printLine(`            to repair: ${machineCopy.repair}`);
+  }
 }

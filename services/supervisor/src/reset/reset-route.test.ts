@@ -30,6 +30,8 @@ const unusedUpgrades: UpgradeService = {
   judgeAtStart: unused,
   recover: unused,
   cancel: unused,
+  keepMachineCopy: () => undefined,
+  machineCopyView: () => undefined,
   drain: () => Promise.resolve(),
 };
 

@@ -56,6 +56,8 @@ beforeEach(async () => {
       judgeAtStart: unused,
       recover: unused,
       cancel: unused,
+      keepMachineCopy: () => undefined,
+      machineCopyView: () => undefined,
       drain: () => Promise.resolve(),
     },
     reset: { begin: unused, drain: () => Promise.resolve() },

@@ -23,22 +23,28 @@ export interface StatusAnswer {
 }
 
 export function createStatusAnswer(
-  deps: Pick<SupervisorDeps, 'daemon' | 'now' | 'version' | 'startup' | 'hostView'>,
+  deps: Pick<SupervisorDeps, 'daemon' | 'now' | 'version' | 'startup' | 'hostView'> & {
+    upgrades: Pick<SupervisorDeps['upgrades'], 'machineCopyView'>;
+  },
 ): StatusAnswer {
   const serialize = createStatusSerializer();
-  const answer = (host: HostSnapshot): StatusResponse => ({
-    daemon: {
-      pid: deps.daemon.pid,
-      uptimeSeconds: Math.max(0, (deps.now() - deps.daemon.startedAt) / 1000),
-      executable: deps.daemon.executable,
-      socket: deps.daemon.socket,
-      socketPath: deps.daemon.socketPath,
-    },
-    version: deps.version,
-    hostRoot: host.hostRoot,
-    activationInProgress: host.activationInProgress,
-    startup: deps.startup.view(),
-  });
+  const answer = (host: HostSnapshot): StatusResponse => {
+    const machineCopy = deps.upgrades.machineCopyView();
+    return {
+      daemon: {
+        pid: deps.daemon.pid,
+        uptimeSeconds: Math.max(0, (deps.now() - deps.daemon.startedAt) / 1000),
+        executable: deps.daemon.executable,
+        socket: deps.daemon.socket,
+        socketPath: deps.daemon.socketPath,
+      },
+      version: deps.version,
+      hostRoot: host.hostRoot,
+      activationInProgress: host.activationInProgress,
+      startup: deps.startup.view(),
+      ...(machineCopy === undefined ? {} : { machineCopy }),
+    };
+  };
   return {
     read: () => {
       const host = deps.hostView.read();

@@ -33,13 +33,15 @@ export function createStatusSerializer(): (data: StatusResponse) => string {
       last.version !== data.version ||
       last.hostRoot !== data.hostRoot ||
       last.activationInProgress !== data.activationInProgress ||
-      last.startup !== data.startup
+      last.startup !== data.startup ||
+      last.machineCopy !== data.machineCopy
     ) {
       const rest: Rest = {
         version: data.version,
         hostRoot: data.hostRoot,
         activationInProgress: data.activationInProgress,
         startup: data.startup,
+        ...(data.machineCopy === undefined ? {} : { machineCopy: data.machineCopy }),
       };
       // Without its opening brace: it follows the daemon part in one object.
       restJson = JSON.stringify(restSchema.parse(rest)).slice(1);

@@ -276,20 +276,69 @@ describe('runStartSequence', () => {
     expect(await hostRootState(paths)).toBe('linked');
   });
 
-  it('a judgement that fails is retried every 10 s before anything moves', async () => {
+  it('issue22 a judgement that fails is retried after 10 s, then a growing wait, before anything moves', async () => {
     const { paths, green, blue } = await linkedHost();
     await recordDigest(paths.digestRecord, blue);
     let calls = 0;
     const d = deps(paths, fakeMoveHost(green), {
       judge: () => {
         calls += 1;
-        return calls < 3 ? Promise.reject(new Error('apiserver down')) : Promise.resolve('ok');
+        return calls < 5 ? Promise.reject(new Error('apiserver down')) : Promise.resolve('ok');
+      },
+      holdMs: 1,
+      retryMaxMs: 40_000,
+    });
+    await runStartSequence(d, running());
+    expect(calls).toBe(5);
+    expect(d.slept.slice(0, 4)).toEqual([10_000, 20_000, 40_000, 40_000]);
+  });
+
+  it('issue22 a rollback that cannot finish says in status what failed and what repairs it, while it retries', async () => {
+    const { paths, green, blue } = await linkedHost();
+    await recordDigest(paths.digestRecord, blue);
+    const seen: (string | undefined)[] = [];
+    let calls = 0;
+    const d = deps(paths, fakeMoveHost(green), {
+      judge: () => {
+        calls += 1;
+        if (calls > 1) return Promise.resolve('rolled-back');
+        return Promise.reject(
+          new AgentError(
+            'UPGRADE_FAILED',
+            'the rollback of AgentUpgrade op-1 could not finish: EROFS',
+            {
+              hint: 'remount it read-write',
+            },
+          ),
+        );
+      },
+      holdMs: 1,
+    });
+    const sleep = d.sleep;
+    d.sleep = (ms, signal) => {
+      seen.push(d.gate.view().reason);
+      return sleep(ms, signal);
+    };
+    await runStartSequence(d, running());
+    expect(seen[0]).toBe(
+      'could not finish the pending AgentUpgrade: the rollback of AgentUpgrade op-1 could not finish: EROFS; to repair: remount it read-write; retrying in 10s',
+    );
+    // Once it converged the explanation is gone: the start went on to the move.
+    expect(d.gate.view().reason).not.toMatch(/could not finish/);
+  });
+
+  it('issue21 once no upgrade is pending the machine copy is kept, and the gate does not wait for it', async () => {
+    const { paths, green, blue } = await linkedHost();
+    await recordDigest(paths.digestRecord, blue);
+    let kept = 0;
+    const d = deps(paths, fakeMoveHost(green), {
+      keepMachineCopy: () => {
+        kept += 1;
       },
       holdMs: 1,
     });
     await runStartSequence(d, running());
-    expect(calls).toBe(3);
-    expect(d.slept.slice(0, 2)).toEqual([10_000, 10_000]);
+    expect(kept).toBe(1);
   });
 
   it('a signal still pending after the judgement (recovery queued) keeps the gate shut with no deadline and moves nothing', async () => {
@@ -299,8 +348,15 @@ describe('runStartSequence', () => {
       paths.signalFile,
       JSON.stringify({ operationName: 'op-1', candidatePath: green, previousPath: blue }),
     );
-    const d = deps(paths, fakeMoveHost(green));
+    let kept = 0;
+    const d = deps(paths, fakeMoveHost(green), {
+      keepMachineCopy: () => {
+        kept += 1;
+      },
+    });
     expect(await runStartSequence(d, running())).toBeUndefined();
+    // The copy belongs to the pending upgrade until the next daemon judges it.
+    expect(kept).toBe(0);
     expect(d.slept).toEqual([]);
     expect(d.gate.view().gate).toBe('shut');
     expect(d.gate.view().reason).toMatch(/AgentUpgrade is still pending/);

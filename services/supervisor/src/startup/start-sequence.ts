@@ -15,8 +15,10 @@ import type { StartupGate } from './startup-gate.js';
 
 /** How long a daemon holding its gate shut waits to be replaced before it exits (spec daemon §3.3). */
 export const holdForReplacementMs = 120_000;
-/** How long to wait before judging the AgentUpgrade again after a failed judgement or signal read. */
+/** How long to wait before judging the AgentUpgrade again after a failed judgement or signal read; each failure doubles it. */
 export const judgeRetryMs = 10_000;
+/** The longest wait between two judgements: a cause removed is noticed within it. */
+export const judgeRetryMaxMs = 300_000;
 
 /** What {@link runStartSequence} needs. */
 export interface StartSequenceDeps {
@@ -36,8 +38,15 @@ export interface StartSequenceDeps {
   sleep: (ms: number, signal: AbortSignal) => Promise<void>;
   holdMs?: number;
   retryMs?: number;
+  retryMaxMs?: number;
   /** Milliseconds until the restart this daemon queued fires: a spaced restart extends the hold past it. */
   restartDelayMs?: () => number;
+  /**
+   * Starts keeping the active machine's copy of the agent equal to current
+   * (in the background, retried while it cannot be written); called once no
+   * upgrade is pending, so a copy a rollback could not restore converges.
+   */
+  keepMachineCopy?: () => void;
 }
 
 /**
@@ -66,6 +75,8 @@ export async function runStartSequence(
     log.warn('not taking work: the AgentUpgrade signal is kept for the daemon that starts next');
     return undefined;
   }
+  // Never waited on: a copy that cannot be written must not keep the gate shut.
+  deps.keepMachineCopy?.();
   const outcome = await moveUnderLock(deps);
   gate.noteMove(outcome.kind);
   const seedRemoved = await removeReleasedSeed(paths, log);
@@ -88,6 +99,7 @@ async function judgeUntilSettled(
   deps: StartSequenceDeps,
   stopped: AbortSignal,
 ): Promise<boolean | undefined> {
+  let waitMs = deps.retryMs ?? judgeRetryMs;
   while (!stopped.aborted) {
     try {
       const outcome = await deps.judge(stopped);
@@ -96,19 +108,32 @@ async function judgeUntilSettled(
     } catch (error) {
       // Stopped while it waited for the lock: the next daemon judges, nothing to retry.
       if (isAborted(stopped)) return undefined;
-      // The gate stays shut meanwhile: nothing may change the layout before the result is reported.
-      deps.log.warn(
-        { err: error },
-        'could not judge the pending AgentUpgrade or read its signal; retrying',
-      );
+      // The gate stays shut meanwhile: nothing may change the layout before
+      // the result is reported. Status says what failed and what repairs it;
+      // the wait grows, so a cause that stays (a read-only mount) costs little.
+      explainRetry(deps, error, waitMs);
       try {
-        await deps.sleep(deps.retryMs ?? judgeRetryMs, stopped);
+        await deps.sleep(waitMs, stopped);
       } catch {
         return undefined;
       }
+      waitMs = Math.min(waitMs * 2, deps.retryMaxMs ?? judgeRetryMaxMs);
     }
   }
   return undefined;
+}
+
+function explainRetry(deps: StartSequenceDeps, error: unknown, waitMs: number): void {
+  const retry = `retrying in ${Math.round(waitMs / 1000)}s`;
+  const hint = isAgentError(error) && error.hint !== undefined ? error.hint : undefined;
+  deps.log.warn(
+    { err: error, retryInMs: waitMs },
+    'could not judge the pending AgentUpgrade or read its signal; retrying',
+  );
+  deps.gate.explain(
+    `could not finish the pending AgentUpgrade: ${messageOf(error)}; ${hint === undefined ? '' : `to repair: ${hint}; `}${retry}`,
+    hint ?? retry,
+  );
 }
 
 /**

@@ -25,6 +25,11 @@ export interface StartupGate {
   open(note?: string): void;
   /** Keeps the gate shut for good in this process: the next process opens its own. */
   hold(reason: string, hint: string): void;
+  /**
+   * Says why the gate is still shut while the start retries a step (a
+   * judgement that could not finish); no effect once open or held.
+   */
+  explain(reason: string, hint: string): void;
   /** Records what the move did at this start, for `status`. */
   noteMove(outcome: string): void;
   /** Records a failure of this start that status must show until the next start. */
@@ -71,6 +76,11 @@ export function createStartupGate(): StartupGate {
     },
     hold: (reason, hint) => {
       held = true;
+      state = { gate: 'shut', reason, hint };
+      view = undefined;
+    },
+    explain: (reason, hint) => {
+      if (held || state.gate === 'open') return;
       state = { gate: 'shut', reason, hint };
       view = undefined;
     },

@@ -12,6 +12,7 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import os from 'node:os';
+import { setTimeout } from 'node:timers/promises';
 import path from 'node:path';
 import { agentBinaryPathsUnder, readUpgradeSignal } from '@aks-flex-node/agentbinary';
 import { hostPathsUnder, type HostPaths } from '@aks-flex-node/layout';
@@ -20,6 +21,7 @@ import { AgentError, createSilentLogger } from '@aks-flex-node/log';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createMutationQueue, type MutationQueue } from '../mutation-queue.js';
 import { createCandidateFetcher, type CandidateFetcher } from './fetch-candidate.js';
+import { createMachineCopyKeeper } from './machine-copy-keeper.js';
 import { createOperationRegistry } from './operation-registry.js';
 import { createUpgradeService } from './upgrade-service.js';
 
@@ -98,6 +100,14 @@ async function newService(options: ServiceOptions = {}) {
       runningExecutable: () => Promise.resolve(running(paths)),
       wallClock: () => new Date('2026-01-01T00:00:00.000Z'),
     },
+    machineCopy: createMachineCopyKeeper({
+      paths,
+      log,
+      queue,
+      isCopyOf: () => Promise.resolve(false),
+      sleep: (ms, signal) => setTimeout(ms, undefined, { signal }),
+      now: () => new Date('2026-01-01T00:00:00.000Z'),
+    }),
   });
   return { service, paths, queue, registry, restarts, tmp };
 }

@@ -13,7 +13,12 @@ import {
   type JudgeOutcome,
   type StageResult,
 } from '@aks-flex-node/agentbinary';
-import type { AgentUpgradeRequest, Operation, RecoveryResponse } from '@aks-flex-node/api';
+import type {
+  AgentUpgradeRequest,
+  MachineCopyStatus,
+  Operation,
+  RecoveryResponse,
+} from '@aks-flex-node/api';
 import { resolveHostRoot } from '@aks-flex-node/hostroot';
 import type { HostPaths } from '@aks-flex-node/layout';
 import { messageOf, type Logger } from '@aks-flex-node/log';
@@ -21,6 +26,7 @@ import type { Host } from '@aks-flex-node/systemd';
 import type { MutationQueue } from '../mutation-queue.js';
 import { describeOperation } from './describe-operation.js';
 import type { CandidateFetcher } from './fetch-candidate.js';
+import type { MachineCopyKeeper } from './machine-copy-keeper.js';
 import type { OperationRegistry } from './operation-registry.js';
 import { refuseMovedRoot } from './refuse-moved-root.js';
 import { refuseRunningSlot } from './refuse-running-slot.js';
@@ -47,6 +53,8 @@ export interface UpgradeServiceDeps {
   host: Pick<Host, 'runningExecutable' | 'wallClock'>;
   /** Who may have written a binary source; the host's rule (root's only) unless a test narrows it. */
   candidateTrust?: CandidateTrust;
+  /** Syncs the machine's copy of the agent an upgrade or rollback could not write. */
+  machineCopy: MachineCopyKeeper;
 }
 
 /** AgentUpgrade as the daemon runs it: begin, report, judge at start, recover. */
@@ -65,7 +73,14 @@ export interface UpgradeService {
    * it has stopped. Throws NOT_FOUND, OPERATION_NOT_CANCELLABLE.
    */
   cancel(id: string): Promise<Operation>;
-  /** Resolves when every background upgrade this process started has finished its part. */
+  /**
+   * Checks the active machine's copy of the agent against current, and keeps
+   * syncing it while it differs (the start runs it once the signal is judged).
+   */
+  keepMachineCopy(): void;
+  /** Why a machine's copy differs from current, while it does (status shows it). */
+  machineCopyView(): MachineCopyStatus | undefined;
+  /** Resolves when every background upgrade this process started has finished its part, and the copy's retries have stopped. */
   drain(): Promise<void>;
 }
 
@@ -87,7 +102,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
   const background = new Set<Promise<void>>();
   const cancels = createUpgradeCancels(registry);
   const binaryPaths = async (): Promise<AgentBinaryPaths> =>
-    agentBinaryPathsUnder(await resolveHostRoot(paths));
+    agentBinaryPathsUnder(await resolveHostRoot(paths), paths.machinesDir);
   const recordResult = (operation: Operation) =>
     writeOperationRecord(paths.operationsDir, operation);
 
@@ -166,6 +181,8 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       phase: state === 'failed' ? 'failed' : 'restarting',
     });
     log.error({ err: error, opId: id }, 'AgentUpgrade failed');
+    // The rollback restored the links; a machine copy it could not restore is synced from here on.
+    deps.machineCopy.keep();
     const finished = registry.get(id);
     if (state === 'failed' && finished !== undefined) {
       await recordResult({ ...finished, finishedAt: host.wallClock().toISOString() }).catch(
@@ -235,6 +252,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
           log.child({ op: 'recover-agent-upgrade' }),
         ),
       );
+      if (result.machineCopy !== undefined) deps.machineCopy.keep(result.machineCopy.machine);
       const running = await host.runningExecutable();
       if (result.rolledBack && result.current !== running)
         await deps.restart.scheduleRestart('recovered to last-good');
@@ -251,8 +269,13 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       if (operation === undefined) throw new Error(`operation ${id} vanished after its cancel`);
       return operation;
     },
+    keepMachineCopy: () => {
+      deps.machineCopy.keep();
+    },
+    machineCopyView: () => deps.machineCopy.view(),
     drain: async () => {
       await Promise.allSettled([...background]);
+      await deps.machineCopy.stop();
     },
   };
 }

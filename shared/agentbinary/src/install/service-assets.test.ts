@@ -1,11 +1,18 @@
-import { readFile, stat, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, readFile, stat, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hostPaths, hostPathsUnder } from '@aks-flex-node/layout';
 import { createSilentLogger } from '@aks-flex-node/log';
 import { agentBinaryPathsUnder } from '../agent-binary-paths.js';
-import { renderServiceAssets, writeServiceAssets } from './service-assets.js';
+import {
+  defaultServiceOptions,
+  readInstalledServiceOptions,
+  renderServiceAssets,
+  serviceAssetsForHost,
+  writeServiceAssets,
+  type ServiceAsset,
+} from './service-assets.js';
 
 const goldenDir = path.join(import.meta.dirname, '../../../../systemd/golden');
 const production = renderServiceAssets(
@@ -86,7 +93,9 @@ describe('service assets', () => {
   it('issue9 a released legacy root is named by no unit; one in use is writable, optionally', () => {
     const units = (assets: typeof production) =>
       assets.filter((asset) => asset.path.endsWith('.service'));
-    for (const unit of units(production)) expect(unit.content).not.toContain('/usr/local');
+    // The machines' own usr/local/bin (their copy of the agent) is not the host's legacy root.
+    for (const unit of units(production))
+      expect(unit.content.replaceAll(/\/var\/lib\/machines\/\S+/g, '')).not.toContain('/usr/local');
     const inUse = renderServiceAssets(
       hostPaths,
       agentBinaryPathsUnder('/opt/unbounded/agent'),
@@ -95,6 +104,79 @@ describe('service assets', () => {
     for (const unit of units(inUse).filter((asset) => asset.content.includes('ProtectSystem='))) {
       expect(unit.content).toMatch(/^ReadWritePaths=.* -\/usr\/local$/m);
     }
+  });
+
+  it.each(['aks-flex-node-upgrade-guard.service', 'aks-flex-node-agent-recovery.service'])(
+    "issue21 %s can write each machine's copy of the agent (its directory, optionally) and nothing else of /var/lib/machines",
+    (name) => {
+      const unit = production.find((asset) => path.basename(asset.path) === name)?.content ?? '';
+      const writable = /^ReadWritePaths=(.*)$/m.exec(unit)?.[1]?.split(' ') ?? [];
+      expect(writable.filter((entry) => entry.includes('/var/lib/machines'))).toEqual([
+        '-/var/lib/machines/kube1/usr/local/bin',
+        '-/var/lib/machines/kube2/usr/local/bin',
+      ]);
+    },
+  );
+
+  it("issue21 the agent unit can write the machines' copies: it writes /var/lib/machines, which reset empties", () => {
+    const unit = production.at(-1)?.content ?? '';
+    expect(/^ReadWritePaths=(.*)$/m.exec(unit)?.[1]?.split(' ')).toContain('-/var/lib/machines');
+  });
+
+  describe('Arc (agentbinary#68-70)', () => {
+    let tmp: string;
+    beforeEach(async () => {
+      tmp = await mkdtemp(path.join(os.tmpdir(), 'assets-arc-'));
+    });
+    afterEach(async () => {
+      await rm(tmp, { recursive: true, force: true });
+    });
+    const agentUnitOf = (assets: ServiceAsset[]) => assets.at(-1)?.content ?? '';
+
+    it('agentbinary#68 a missing unit gives the default options', async () => {
+      expect(await readInstalledServiceOptions(hostPathsUnder(tmp))).toEqual(defaultServiceOptions);
+    });
+
+    it('agentbinary#69 the default unit gives the default options', async () => {
+      const paths = hostPathsUnder(tmp);
+      const binaryPaths = agentBinaryPathsUnder(path.join(tmp, 'opt/unbounded/agent'));
+      await writeServiceAssets(
+        renderServiceAssets(paths, binaryPaths, 'released'),
+        createSilentLogger(),
+      );
+      expect(await readInstalledServiceOptions(paths)).toEqual({ arc: false });
+      expect(agentUnitOf(await serviceAssetsForHost(paths, binaryPaths))).not.toContain('himdsd');
+    });
+
+    it('agentbinary#70 an Arc unit gives Arc, and every rewrite keeps himdsd.service in After= and Wants=', async () => {
+      const paths = hostPathsUnder(tmp);
+      const binaryPaths = agentBinaryPathsUnder(path.join(tmp, 'opt/unbounded/agent'));
+      // As a Go release wrote it on an Arc host: its golden's dependency lines.
+      await mkdir(paths.unitDir, { recursive: true });
+      await writeFile(
+        path.join(paths.unitDir, 'aks-flex-node-agent.service'),
+        '[Unit]\nAfter=network-online.target systemd-udev-settle.service himdsd.service\nWants=network-online.target systemd-udev-settle.service himdsd.service\n',
+      );
+      expect(await readInstalledServiceOptions(paths)).toEqual({ arc: true });
+      // Twice: the first rewrite replaces the Go unit, the second reads back its own.
+      for (let rewrite = 0; rewrite < 2; rewrite += 1) {
+        await writeServiceAssets(
+          await serviceAssetsForHost(paths, binaryPaths),
+          createSilentLogger(),
+        );
+        const unit = await readFile(
+          path.join(paths.unitDir, 'aks-flex-node-agent.service'),
+          'utf8',
+        );
+        expect(unit).toMatch(
+          /^After=network-online\.target systemd-udev-settle\.service himdsd\.service aks-flex-node-agent\.socket$/m,
+        );
+        expect(unit).toMatch(
+          /^Wants=network-online\.target systemd-udev-settle\.service himdsd\.service$/m,
+        );
+      }
+      expect(await readInstalledServiceOptions(paths)).toEqual({ arc: true });
+    });
   });
 
   describe('writing', () => {

@@ -2,8 +2,9 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { makeIoError, writeFileAtomic } from '@aks-flex-node/fs';
+import { nspawnCopyPath } from '../nspawn/nspawn-copy.js';
 import { legacyRootInUse } from './legacy-root-in-use.js';
-import { unitNames, type HostPaths } from '@aks-flex-node/layout';
+import { nspawnMachines, unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { isNotFound, type Logger } from '@aks-flex-node/log';
 import {
   recoveryScriptLiterals,
@@ -13,6 +14,44 @@ import {
 
 /** Whether the units must leave the legacy root writable ({@link legacyRootInUse} decides). */
 export type LegacyRootUse = 'in-use' | 'released';
+
+/**
+ * What the agent unit carries beyond the layout, as the Go releases' service
+ * options: `arc` adds `himdsd.service` (Azure Arc's metadata service) to its
+ * After= and Wants=. Read back from the installed unit at every rewrite.
+ */
+export interface ServiceOptions {
+  arc: boolean;
+}
+
+/** A host without Arc: the options a missing unit, or one not naming himdsd, gives. */
+export const defaultServiceOptions: ServiceOptions = { arc: false };
+
+/** The unit Azure Arc's agent runs as; an agent unit that names it is an Arc host's. */
+const arcUnit = 'himdsd.service';
+
+/**
+ * The options the installed agent unit was written with (spec agentbinary
+ * 3.6.3): Arc when it names `himdsd.service`. A missing unit gives the
+ * defaults. Throws HOST_ROOT_IO when the unit cannot be read.
+ */
+export async function readInstalledServiceOptions(hostPaths: HostPaths): Promise<ServiceOptions> {
+  const unit = await currentContent(path.join(hostPaths.unitDir, unitNames.agent));
+  // A line that names it, not a comment: a comment is no dependency.
+  const named = unit?.split('\n').some((line) => !/^\s*[#;]/.test(line) && line.includes(arcUnit));
+  return { arc: named ?? false };
+}
+
+/**
+ * The directories of the machines' copies of the agent, optional (`-`): the
+ * copy is replaced by a rename, so its directory must be writable, and a
+ * machine that does not exist yet must not fail the unit's start.
+ */
+function machineCopyWritePaths(hostPaths: HostPaths): string {
+  return nspawnMachines
+    .map((machine) => ` -${path.dirname(nspawnCopyPath(hostPaths.machinesDir, machine))}`)
+    .join('');
+}
 
 /** One file the product writes for systemd, with its mode. */
 export interface ServiceAsset {
@@ -46,6 +85,7 @@ export function renderServiceAssets(
   hostPaths: HostPaths,
   binaryPaths: AgentBinaryPaths,
   legacyRoot: LegacyRootUse,
+  options: ServiceOptions = defaultServiceOptions,
 ): ServiceAsset[] {
   const script = recoveryScriptTemplate
     .replaceAll(recoveryScriptLiterals.lastGood, binaryPaths.lastGood)
@@ -60,6 +100,8 @@ export function renderServiceAssets(
     lastGood: binaryPaths.lastGood,
     // Optional (`-`): a read-only or absent /usr/local must not fail the start.
     legacyWritePath: legacyRoot === 'in-use' ? ` -${hostPaths.legacy}` : '',
+    machineCopyWritePaths: machineCopyWritePaths(hostPaths),
+    arcDependency: options.arc ? ` ${arcUnit}` : '',
   };
   const unit = (name: keyof typeof unitTemplates): ServiceAsset => ({
     path: path.join(hostPaths.unitDir, name),
@@ -84,13 +126,22 @@ async function currentContent(file: string): Promise<string | undefined> {
   }
 }
 
-/** The assets for the layout as it is on disk now: the legacy root writable only while in use. */
+/**
+ * The assets for the host as it is on disk now: the legacy root writable only
+ * while in use, and the installed unit's options (Arc) kept, so no rewrite
+ * (daemon start, move, activation, install) drops them.
+ */
 export async function serviceAssetsForHost(
   hostPaths: HostPaths,
   binaryPaths: AgentBinaryPaths,
 ): Promise<ServiceAsset[]> {
   const use = (await legacyRootInUse(hostPaths, binaryPaths)) ? 'in-use' : 'released';
-  return renderServiceAssets(hostPaths, binaryPaths, use);
+  return renderServiceAssets(
+    hostPaths,
+    binaryPaths,
+    use,
+    await readInstalledServiceOptions(hostPaths),
+  );
 }
 
 /** Whether any asset is missing or differs byte for byte from what is installed. Reads only. */

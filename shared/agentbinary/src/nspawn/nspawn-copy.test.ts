@@ -1,17 +1,26 @@
-import { copyFile, mkdir, readFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { judgeStartedUpgrade } from '../upgrade/judge-started-upgrade.js';
 import { stageAndSwitch } from '../upgrade/stage-and-switch.js';
 import { rollbackUpgradeFiles } from '../upgrade/rollback-files.js';
+import { repairForWrite } from '../upgrade/write-repair.js';
 import {
+  fakeJudgeHost,
   fakeStageHost,
   installedLayout,
   log,
   newLayout,
   readSignal,
+  writeSignal,
   type Layout,
 } from '../upgrade/test-fixtures.js';
-import { findActiveMachine, nspawnCopyPath } from './nspawn-copy.js';
+import {
+  findActiveMachine,
+  machineCopyRepair,
+  nspawnCopyPath,
+  syncNspawnCopy,
+} from './nspawn-copy.js';
 
 // The Go releases keep a copy of the host binary in the active nspawn
 // machine and record that machine in the signal; a Go daemon started as the
@@ -73,5 +82,140 @@ describe('the active nspawn machine, as the Go releases keep it', () => {
     expect(await findActiveMachine(l.paths.machinesDir, l.paths.blue)).toBe('kube2');
     await machineWithCopy(l, 'kube1', l.paths.blue);
     expect(await findActiveMachine(l.paths.machinesDir, l.paths.blue)).toBeUndefined();
+  });
+});
+
+/** Makes the machine's copy a directory: no write can replace it, as an immutable file refuses one. */
+async function unwritableCopy(l: Layout, machine: 'kube1' | 'kube2') {
+  await mkdir(path.join(nspawnCopyPath(l.paths.machinesDir, machine), 'in-the-way'), {
+    recursive: true,
+  });
+}
+
+describe('issue21 the machine copy is secondary to the host links', () => {
+  it('a copy that already holds the source is not rewritten, so a rollback with nothing to undo there writes nothing', async () => {
+    const l = await newLayout();
+    await installedLayout(l, 'blue', 'blue');
+    await machineWithCopy(l, 'kube1', l.paths.blue);
+    const copy = nspawnCopyPath(l.paths.machinesDir, 'kube1');
+    const before = await stat(copy);
+    expect(await syncNspawnCopy(l.paths.machinesDir, 'kube1', l.paths.blue, log)).toBe('unchanged');
+    expect((await stat(copy)).ino).toBe(before.ino);
+    expect(await syncNspawnCopy(l.paths.machinesDir, 'kube2', l.paths.blue, log)).toBe(
+      'no-machine',
+    );
+  });
+
+  it('a rollback whose copy cannot be written still restores the links, and names the copy and its repair', async () => {
+    const l = await newLayout();
+    await installedLayout(l, 'green', 'blue');
+    await unwritableCopy(l, 'kube1');
+    const signal = {
+      operationName: 'op-copy',
+      activeMachine: 'kube1' as const,
+      candidatePath: l.paths.green,
+      switchCommitted: true,
+    };
+    for (let run = 0; run < 2; run += 1) {
+      const result = await rollbackUpgradeFiles(l.paths, signal, log);
+      expect(result).toMatchObject({ rolledBack: true, current: l.paths.blue });
+      expect(result.machineCopy?.machine).toBe('kube1');
+      expect(result.machineCopy?.error.path).toBe(nspawnCopyPath(l.paths.machinesDir, 'kube1'));
+      expect(result.machineCopy?.error.message).toMatch(/sync the nspawn machine kube1's copy/);
+      expect(await readlink(l.paths.current)).toBe(l.paths.blue);
+    }
+  });
+
+  it('the judge records the rollback when only the copy could not be restored, and clears the signal', async () => {
+    const l = await newLayout();
+    await installedLayout(l, 'green', 'blue');
+    await unwritableCopy(l, 'kube1');
+    await writeSignal(l, {
+      activeMachine: 'kube1',
+      candidatePath: l.paths.green,
+      switchCommitted: true,
+      failure: 'the upgraded daemon exited',
+      recoveryRequired: true,
+    });
+    const host = fakeJudgeHost(l, l.paths.blue, 'last-good');
+    expect(await judgeStartedUpgrade(host.options)).toBe('rolled-back');
+    expect(host.records[0]?.message).toMatch(
+      /the upgraded daemon exited; the machine kube1's copy of the agent was not restored/,
+    );
+    expect(await readSignal(l)).toBeUndefined();
+    expect(await readlink(l.paths.current)).toBe(l.paths.blue);
+  });
+
+  it('agentbinary§3.7 step 3 the judge fails an upgrade whose machine copy is not current, and rolls it back', async () => {
+    const l = await newLayout();
+    await installedLayout(l, 'green', 'blue');
+    await machineWithCopy(l, 'kube1', l.paths.blue);
+    await writeSignal(l, {
+      activeMachine: 'kube1',
+      initiatingDaemonInstance: 'old',
+      candidatePath: l.paths.green,
+      switchCommitted: true,
+    });
+    const host = fakeJudgeHost(l, l.paths.green, 'candidate');
+    expect(await judgeStartedUpgrade(host.options)).toBe('restart-scheduled');
+    const judged = await readSignal(l);
+    expect(judged?.failure).toMatch(/^upgraded host and nspawn agent binaries do not match/);
+    expect(judged?.recoveryRequired).toBe(true);
+    expect(await readlink(l.paths.current)).toBe(l.paths.blue);
+  });
+
+  it('the judge passes an upgrade whose machine copy is current', async () => {
+    const l = await newLayout();
+    await installedLayout(l, 'green', 'blue');
+    await machineWithCopy(l, 'kube1', l.paths.green);
+    await writeSignal(l, {
+      activeMachine: 'kube1',
+      initiatingDaemonInstance: 'old',
+      candidatePath: l.paths.green,
+      switchCommitted: true,
+    });
+    const host = fakeJudgeHost(l, l.paths.green, 'candidate');
+    expect(await judgeStartedUpgrade(host.options)).toBe('succeeded');
+  });
+
+  it('a rollback whose links cannot be restored keeps the signal and says what repairs it', async () => {
+    const l = await newLayout();
+    await installedLayout(l, 'green', 'blue');
+    await writeSignal(l, {
+      candidatePath: l.paths.green,
+      switchCommitted: true,
+      failure: 'the upgraded daemon exited',
+      recoveryRequired: true,
+    });
+    // last-good gone: the links cannot be restored until it is back.
+    await rm(l.paths.lastGood);
+    const host = fakeJudgeHost(l, l.paths.blue, 'last-good');
+    const error: unknown = await judgeStartedUpgrade(host.options).catch(
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toMatchObject({ code: 'UPGRADE_FAILED' });
+    expect((error as Error).message).toMatch(/rollback of AgentUpgrade .* could not finish/);
+    expect((error as { hint?: string }).hint).toMatch(/recover-agent-upgrade/);
+    expect((await readSignal(l))?.failure).toBe('the upgraded daemon exited');
+  });
+});
+
+const errno = (code: string) => Object.assign(new Error(code), { code });
+
+describe('issue22 the repair a failed write names, by its cause', () => {
+  it.each([
+    ['EROFS', /mount -o remount,rw/],
+    ['EPERM', /chattr -i -a \/m\/bin\/f \/m\/bin/],
+    ['ENOSPC', /df -h \/m\/bin/],
+    ['EACCES', /journalctl -k --grep denied/],
+    ['EIO', /make \/m\/bin writable for root/],
+  ])('%s', (code, repair) => {
+    expect(repairForWrite('/m/bin/f', errno(code))).toMatch(repair);
+  });
+
+  it("EROFS on a machine's copy: restarting the agent gives its unit the machines that exist now", () => {
+    expect(machineCopyRepair('/m/bin/f', errno('EROFS'))).toMatch(
+      /^run `systemctl restart aks-flex-node-agent`/,
+    );
   });
 });

@@ -1,7 +1,8 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { fileSha256, installFile } from '@aks-flex-node/fs';
-import { errnoCode, type Logger } from '@aks-flex-node/log';
+import { AgentError, errnoCode, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
+import { repairForWrite } from '../upgrade/write-repair.js';
 
 /** The nspawn machines a Go release runs the node in; the signal names the active one. */
 export const nspawnMachines = ['kube1', 'kube2'] as const;
@@ -37,21 +38,78 @@ export async function findActiveMachine(
   return matching.length === 1 ? matching[0] : undefined;
 }
 
+/** What {@link syncNspawnCopy} did: nothing to keep (no such machine), already equal, or written. */
+export type NspawnCopySync = 'no-machine' | 'unchanged' | 'written';
+
 /**
  * Installs `source` as the machine's copy, atomically, 0755, as the Go
  * releases keep it: a Go daemon judging an upgrade compares the two digests.
- * A machine without a root filesystem has nothing to sync.
+ * A machine without a root filesystem has nothing to sync, and a copy that
+ * already holds the source's bytes is left alone: a rollback after a forward
+ * sync that never happened then writes nothing (a copy the unit cannot write
+ * does not fail a rollback that has nothing to undo there).
+ *
+ * Throws HOST_ROOT_IO naming the copy, with the repair for its errno.
  */
 export async function syncNspawnCopy(
   machinesDir: string,
   machine: NspawnMachine,
   source: string,
   log: Logger,
-): Promise<void> {
-  if (!(await isDirectory(path.join(machinesDir, machine)))) return;
+): Promise<NspawnCopySync> {
+  if (!(await isDirectory(path.join(machinesDir, machine)))) return 'no-machine';
   const target = nspawnCopyPath(machinesDir, machine);
-  await installFile(source, target, { mode: 0o755 });
+  if (await isSameCopy(target, source)) return 'unchanged';
+  try {
+    await installFile(source, target, { mode: 0o755 });
+  } catch (error) {
+    throw new AgentError(
+      'HOST_ROOT_IO',
+      `sync the nspawn machine ${machine}'s copy of the agent ${target} from ${source}: ${messageOf(error)}`,
+      {
+        path: target,
+        cause: error,
+        hint: machineCopyRepair(target, error),
+      },
+    );
+  }
   log.info({ machine, source, target }, 'synced the nspawn machine copy of the agent binary');
+  return 'written';
+}
+
+/**
+ * Whether the machine's copy holds the bytes of `source` (SHA-256, spec
+ * agentbinary 3.7 step 3). A machine without a root filesystem has no copy to
+ * compare: undefined. A missing copy differs.
+ */
+export async function nspawnCopyMatches(
+  machinesDir: string,
+  machine: NspawnMachine,
+  source: string,
+): Promise<boolean | undefined> {
+  if (!(await isDirectory(path.join(machinesDir, machine)))) return undefined;
+  return isSameCopy(nspawnCopyPath(machinesDir, machine), source);
+}
+
+async function isSameCopy(copy: string, source: string): Promise<boolean> {
+  const [copied, original] = await Promise.all([statIfPresent(copy), statIfPresent(source)]);
+  if (copied?.isFile() !== true || original === undefined || copied.size !== original.size) {
+    return false;
+  }
+  return (await fileSha256(copy)) === (await fileSha256(source));
+}
+
+/**
+ * The one step that lets the agent write a machine's copy again. A read-only
+ * directory there is most often the unit's own sandbox: a machine created
+ * after the agent started is not among the unit's writable paths until the
+ * unit starts again.
+ */
+export function machineCopyRepair(copy: string, error: unknown): string {
+  if (errnoCode(isAgentError(error) ? error.cause : error) === 'EROFS') {
+    return `run \`systemctl restart aks-flex-node-agent\` (its unit makes the machines that exist when it starts writable); if ${path.dirname(copy)} is still read-only, ${repairForWrite(copy, error)}`;
+  }
+  return repairForWrite(copy, error);
 }
 
 /** Whether `name` is one of the machines the signal may name. */

@@ -1,6 +1,6 @@
 import type { Operation, UpgradeSignal } from '@aks-flex-node/api';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
-import type { Logger } from '@aks-flex-node/log';
+import { AgentError, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { resolveIfPresent } from '../resolve-link.js';
 import {
@@ -8,8 +8,10 @@ import {
   readUpgradeSignal,
   writeUpgradeSignal,
 } from '../signal/upgrade-signal-file.js';
+import { isNspawnMachine, nspawnCopyMatches, nspawnCopyPath } from '../nspawn/nspawn-copy.js';
 import { isSlot } from './candidate-slot.js';
-import { rollbackUpgradeFiles } from './rollback-files.js';
+import { rollbackUpgradeFiles, type RollbackResult } from './rollback-files.js';
+import { repairForWrite } from './write-repair.js';
 
 /** What {@link judgeStartedUpgrade} needs. */
 export interface JudgeOptions {
@@ -77,7 +79,7 @@ export async function judgeStartedUpgrade(options: JudgeOptions): Promise<JudgeO
       'the upgraded daemon did not start as expected',
     );
   }
-  const rollback = await rollbackUpgradeFiles(paths, signal, log);
+  const rollback = await rollBackOrExplain(paths, signal, log);
   const lastGood = await resolveIfPresent(paths.lastGood);
   if (signal.recoveryRequired === true && options.runningExecutable !== lastGood) {
     // The terminal record waits until last-good runs: only then is the host
@@ -87,8 +89,20 @@ export async function judgeStartedUpgrade(options: JudgeOptions): Promise<JudgeO
     return 'restart-scheduled';
   }
   const state = rollback.rolledBack ? 'rolled-back' : 'failed';
+  // A copy the rollback could not write does not hold the record or the
+  // signal: the host runs last-good, and the daemon's machine-copy keeper
+  // retries the copy and shows it in status.
+  const copyNote =
+    rollback.machineCopy === undefined
+      ? ''
+      : `; the machine ${rollback.machineCopy.machine}'s copy of the agent was not restored (${rollback.machineCopy.error.message}), the daemon retries it`;
   await options.recordResult(
-    resultFrom(signal, state, signal.failure ?? 'AgentUpgrade failed', options.now()),
+    resultFrom(
+      signal,
+      state,
+      `${signal.failure ?? 'AgentUpgrade failed'}${copyNote}`,
+      options.now(),
+    ),
   );
   failpoint(failpoints.judgeResultWritten);
   await clearUpgradeSignal(signalFile);
@@ -97,6 +111,33 @@ export async function judgeStartedUpgrade(options: JudgeOptions): Promise<JudgeO
     'AgentUpgrade failed',
   );
   return state;
+}
+
+/**
+ * The rollback, or an error that says it could not finish and what repairs
+ * it. The signal stays (with the failure recorded), so the caller's retry,
+ * the recovery unit or `recover-agent-upgrade` finishes it once the cause is
+ * gone; meanwhile the daemon serves reads and says this in status.
+ */
+async function rollBackOrExplain(
+  paths: AgentBinaryPaths,
+  signal: UpgradeSignal,
+  log: Logger,
+): Promise<RollbackResult> {
+  try {
+    return await rollbackUpgradeFiles(paths, signal, log);
+  } catch (error) {
+    const target = isAgentError(error) && error.path !== undefined ? error.path : paths.current;
+    throw new AgentError(
+      'UPGRADE_FAILED',
+      `the rollback of AgentUpgrade ${signal.operationName} to last-good could not finish: ${messageOf(error)}`,
+      {
+        path: target,
+        cause: error,
+        hint: `${isAgentError(error) && error.hint !== undefined ? error.hint : repairForWrite(target, error)}; the daemon retries by itself, and \`aks-flex-node recover-agent-upgrade --message TEXT\` restores last-good once it can`,
+      },
+    );
+  }
 }
 
 async function findStartProblem(
@@ -109,6 +150,17 @@ async function findStartProblem(
   if (current !== signal.candidatePath) return 'interrupted before switching the candidate binary';
   if (options.runningExecutable !== signal.candidatePath) {
     return `the daemon started from ${options.runningExecutable}, not the candidate ${signal.candidatePath}`;
+  }
+  // Spec agentbinary 3.7 step 3: the machine's copy (the kubelet's
+  // exec-credential helper) must be the upgraded binary too. A host without
+  // the machine's root filesystem has no copy to compare. (The running
+  // executable is current here: both are the candidate.)
+  const running = options.runningExecutable;
+  if (
+    isNspawnMachine(signal.activeMachine) &&
+    (await nspawnCopyMatches(paths.machinesDir, signal.activeMachine, running)) === false
+  ) {
+    return `upgraded host and nspawn agent binaries do not match: ${nspawnCopyPath(paths.machinesDir, signal.activeMachine)} differs from ${running}`;
   }
   return options.startupFailure;
 }

@@ -1,17 +1,26 @@
 import type { UpgradeSignal } from '@aks-flex-node/api';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
 import { replaceSymlinkAtomic } from '@aks-flex-node/fs';
-import { AgentError, type Logger } from '@aks-flex-node/log';
+import { AgentError, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { resolveIfPresent } from '../resolve-link.js';
-import { isNspawnMachine, syncNspawnCopy } from '../nspawn/nspawn-copy.js';
+import { isNspawnMachine, syncNspawnCopy, type NspawnMachine } from '../nspawn/nspawn-copy.js';
 import { isSlot } from './candidate-slot.js';
+
+/** A machine's copy of the agent that could not be made equal to `current`. */
+export interface MachineCopyFailure {
+  machine: NspawnMachine;
+  /** Why, with the path and the repair (`hint`). */
+  error: AgentError;
+}
 
 /** What a rollback did. */
 export interface RollbackResult {
   rolledBack: boolean;
   /** Where `current` resolves afterwards. */
   current: string | undefined;
+  /** Set when the links were restored but the active machine's copy was not. */
+  machineCopy?: MachineCopyFailure;
 }
 
 /**
@@ -50,8 +59,30 @@ export async function rollbackUpgradeFiles(
     log.info({ current: lastGood, from: current }, 'pointed current back at the last-good binary');
   }
   failpoint(failpoints.rollbackCurrentRestored);
-  if (isNspawnMachine(signal.activeMachine)) {
+  if (!isNspawnMachine(signal.activeMachine)) return { rolledBack: true, current: lastGood };
+  // The links are the agent, and they are restored: a copy that cannot be
+  // written (a read-only mount, an immutable file) is reported beside the
+  // result, never a rollback undone or failed, so the node runs last-good
+  // and takes changes while the copy is repaired and retried.
+  try {
     await syncNspawnCopy(paths.machinesDir, signal.activeMachine, lastGood, log);
+    return { rolledBack: true, current: lastGood };
+  } catch (error) {
+    const failure = toAgentError(error);
+    log.error(
+      { err: failure, machine: signal.activeMachine },
+      "rolled back to last-good, but the machine's copy of the agent still differs from it",
+    );
+    return {
+      rolledBack: true,
+      current: lastGood,
+      machineCopy: { machine: signal.activeMachine, error: failure },
+    };
   }
-  return { rolledBack: true, current: lastGood };
+}
+
+function toAgentError(error: unknown): AgentError {
+  return isAgentError(error)
+    ? error
+    : new AgentError('HOST_ROOT_IO', messageOf(error), { cause: error });
 }
