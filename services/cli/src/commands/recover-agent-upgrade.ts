@@ -44,5 +44,13 @@ export async function runRecoverAgentUpgrade(args: string[]): Promise<number> {
       ? `restored the last-good binary ${result.current ?? ''}`
       : 'no AgentUpgrade to recover',
   );
+  // The links are what recovery restores; the machine's copy is retried by the daemon.
+  if (result.machineCopy !== undefined) {
+    printLine(
+      `the machine ${result.machineCopy.machine}'s copy of the agent was not restored: ${result.machineCopy.error.message}`,
+    );
+    if (result.machineCopy.error.hint !== undefined)
+      printLine(`to repair: ${result.machineCopy.error.hint}; the daemon then syncs it by itself`);
+  }
   return 0;
 }
