@@ -75,12 +75,13 @@ export async function runStartSequence(
     log.warn('not taking work: the AgentUpgrade signal is kept for the daemon that starts next');
     return undefined;
   }
-  // Never waited on: a copy that cannot be written must not keep the gate shut.
-  deps.keepMachineCopy?.();
   const outcome = await moveUnderLock(deps);
   gate.noteMove(outcome.kind);
   const seedRemoved = await removeReleasedSeed(paths, log);
   if (outcome.kind === 'moved' || seedRemoved) await releaseLegacyRoot(deps);
+  // After the move, which must find the lock free; never waited on: a copy
+  // that cannot be written must not keep the gate shut.
+  deps.keepMachineCopy?.();
   const hold = await holdReason(deps, outcome);
   if (hold === undefined) {
     gate.open(

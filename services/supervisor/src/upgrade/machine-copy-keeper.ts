@@ -54,28 +54,38 @@ export function createMachineCopyKeeper(deps: MachineCopyKeeperDeps): MachineCop
   let problem: MachineCopyStatus | undefined;
   let hint: NspawnMachine | undefined;
 
-  /** One attempt under the activation lock; true when nothing is left to do. */
-  const attempt = (): Promise<boolean> =>
-    deps.queue.run("keeping the nspawn machine's copy of the agent", async () => {
-      // A pending upgrade owns the copy: it syncs it after the switch, and its judgement compares it.
-      if ((await readUpgradeSignal(deps.paths.signalFile)) !== undefined) return true;
-      const layout = agentBinaryPathsUnder(
-        await resolveHostRoot(deps.paths),
-        deps.paths.machinesDir,
-      );
-      const current = await resolveIfPresent(layout.current);
-      if (current === undefined) return true;
-      const machine = hint ?? (await findActiveMachine(layout.machinesDir, current));
-      if (machine === undefined) return true;
-      const copy = nspawnCopyPath(layout.machinesDir, machine);
-      if (await deps.isCopyOf(copy, current).catch(() => false)) return true;
+  /**
+   * What the copy should be: the active machine and current, or undefined
+   * when there is nothing to keep (a pending upgrade owns the copy: it syncs
+   * it after the switch, and its judgement compares it).
+   */
+  const target = async () => {
+    if ((await readUpgradeSignal(deps.paths.signalFile)) !== undefined) return undefined;
+    const layout = agentBinaryPathsUnder(await resolveHostRoot(deps.paths), deps.paths.machinesDir);
+    const current = await resolveIfPresent(layout.current);
+    if (current === undefined) return undefined;
+    const machine = hint ?? (await findActiveMachine(layout.machinesDir, current));
+    if (machine === undefined) return undefined;
+    return { machinesDir: layout.machinesDir, machine, current };
+  };
+
+  /** True when nothing is left to do. The comparison runs without the lock, so an upgrade is never refused for it. */
+  const attempt = async (): Promise<boolean> => {
+    const seen = await target();
+    if (seen === undefined) return true;
+    const copy = nspawnCopyPath(seen.machinesDir, seen.machine);
+    if (await deps.isCopyOf(copy, seen.current).catch(() => false)) return true;
+    return deps.queue.run("syncing the nspawn machine's copy of the agent", async () => {
+      // Again under the lock: an upgrade may have begun or ended since.
+      const now = await target();
+      if (now === undefined) return true;
       try {
-        await syncNspawnCopy(layout.machinesDir, machine, current, log);
+        await syncNspawnCopy(now.machinesDir, now.machine, now.current, log);
         return true;
       } catch (error) {
         problem = Object.freeze({
-          machine,
-          path: copy,
+          machine: now.machine,
+          path: nspawnCopyPath(now.machinesDir, now.machine),
           error: messageOf(error),
           repair:
             isAgentError(error) && error.hint !== undefined
@@ -86,6 +96,7 @@ export function createMachineCopyKeeper(deps: MachineCopyKeeperDeps): MachineCop
         throw error;
       }
     });
+  };
 
   const loop = async (): Promise<void> => {
     let waitMs = deps.initialMs ?? machineCopyRetryInitialMs;
