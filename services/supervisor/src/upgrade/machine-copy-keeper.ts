@@ -74,6 +74,7 @@ export function createMachineCopyKeeper(deps: MachineCopyKeeperDeps): MachineCop
     const seen = await target();
     if (seen === undefined) return true;
     const copy = nspawnCopyPath(seen.machinesDir, seen.machine);
+    // A copy that cannot be read (missing) differs: the sync below reports what fails there.
     if (await deps.isCopyOf(copy, seen.current).catch(() => false)) return true;
     return deps.queue.run("syncing the nspawn machine's copy of the agent", async () => {
       // Again under the lock: an upgrade may have begun or ended since.
