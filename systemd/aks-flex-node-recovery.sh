@@ -44,10 +44,12 @@ ask_daemon() {
 
 # Whether the binary a link names answers `version`: an executable bit says
 # nothing of a truncated or foreign file.
+# An empty file is refused first: execvp hands one to /bin/sh, which "runs" it.
 runs() {
   local binary
+  is_runnable "$1" || return 1
   binary=$(readlink -f "$1") || return 1
-  [[ -x "$binary" ]] && timeout 10 "$binary" version >/dev/null 2>&1
+  timeout 10 "$binary" version >/dev/null 2>&1
 }
 
 # What an operator runs, as printed, when no agent binary runs; the same as
@@ -80,6 +82,15 @@ both_broken() {
   fail_unrestored "no AKS Flex Node agent binary runs: neither current ($(target_of "$current_link")) nor last-good ($(target_of "$last_good_link")) answers 'version'"
 }
 
+# Whether execve could run what a link names at all: a regular file with an
+# execute bit that is not empty. A current that fails this (dangling, a
+# directory, empty, not executable) stops systemd from starting the agent.
+is_runnable() {
+  local target
+  target=$(readlink -f "$1" || true)
+  [[ -n "$target" && -f "$target" && -x "$target" && -s "$target" ]]
+}
+
 main() {
   local last_good recovery_message status=0
   last_good=$(readlink -f "$last_good_link" || true)
@@ -90,14 +101,22 @@ main() {
   if [[ ! -f "$signal_file" ]]; then
     runs "$current_link" && exit 0
     runs "$last_good_link" || both_broken
-    fail_unrestored "the current agent binary $(target_of "$current_link") does not answer 'version' and no AgentUpgrade is pending, so last-good is not switched in"
+    # A current that cannot even be executed is no ordinary failure: systemd
+    # cannot start the agent until last-good's recover-agent-upgrade points
+    # current at it (below). One that executes but does not answer is left
+    # as it is: with no upgrade pending, nothing says last-good should run.
+    if is_runnable "$current_link"; then
+      fail_unrestored "the current agent binary $(target_of "$current_link") does not answer 'version' and no AgentUpgrade is pending, so last-good is not switched in"
+    fi
+    recovery_message="the current link $current_link cannot run; pointed it at the last-good binary"
+  else
+    if ! runs "$last_good_link"; then
+      runs "$current_link" || both_broken
+      echo "$script_name: no executable last-known-good AKS Flex Node agent binary at $last_good_link" >&2
+      exit 1
+    fi
+    recovery_message=$(describe_failure)
   fi
-  if ! runs "$last_good_link"; then
-    runs "$current_link" || both_broken
-    echo "$script_name: no executable last-known-good AKS Flex Node agent binary at $last_good_link" >&2
-    exit 1
-  fi
-  recovery_message=$(describe_failure)
   # A daemon that answers recovers and restarts itself, under its own lock.
   if ask_daemon; then
     exit 0

@@ -71,6 +71,7 @@ reinstall_line() { # what the shim prints as the command to run
 
 @test "agentbinary#5.3 without a signal an ordinary failure changes nothing and exits 0" {
   last_good_binary 0
+  ln -sfn "$slot_dir/aks-flex-node-blue" "$slot_dir/aks-flex-node-current"
   run -0 "$shim"
   [ ! -e "$BATS_TEST_TMPDIR/calls" ]
 }
@@ -175,4 +176,67 @@ reinstall_line() { # what the shim prints as the command to run
   run -1 --separate-stderr "$shim"
   [[ "${stderr_lines[0]}" == *"after the recovery the current agent binary $slot_dir/aks-flex-node-green still does not answer 'version'; nothing was restored" ]]
   run -0 grep -c 'recover-agent-upgrade' "$BATS_TEST_TMPDIR/calls"
+}
+
+# issue 22 #3: a current that cannot run, with no signal, stops the agent for
+# good (systemd runs it through current), so it is no ordinary failure.
+damage_current() { # dangling | directory | empty | not-executable
+  case "$1" in
+    dangling) ln -sfn "$slot_dir/aks-flex-node-green" "$slot_dir/aks-flex-node-current" ;;
+    directory) mkdir -p "$slot_dir/aks-flex-node-green" ;;
+    empty) install -m 0755 /dev/null "$slot_dir/aks-flex-node-green" ;;
+    not-executable) printf '#!/bin/sh\n' >"$slot_dir/aks-flex-node-green" && chmod 0644 "$slot_dir/aks-flex-node-green" ;;
+  esac
+  ln -sfn "$slot_dir/aks-flex-node-green" "$slot_dir/aks-flex-node-current"
+}
+
+# last-good, as last_good_binary, whose recover-agent-upgrade also points
+# current at it, as the real one does: the shim then sees current run again.
+repointing_last_good() {
+  last_good_binary 0
+  cat >"$slot_dir/aks-flex-node-blue" <<BIN
+#!/usr/bin/env bash
+[[ "\$1" == version ]] && exit 0
+echo "last-good \$*" >>"$BATS_TEST_TMPDIR/calls"
+[[ "\$1" == recover-agent-upgrade ]] && ln -sfn "$slot_dir/aks-flex-node-blue" "$slot_dir/aks-flex-node-current"
+exit 0
+BIN
+}
+
+@test "issue22#3 no signal, current dangling: last-good's recover-agent-upgrade repoints it, then the agent restarts" {
+  repointing_last_good
+  damage_current dangling
+  run -0 "$shim"
+  run -0 grep -vE "is-active|is-failed" "$BATS_TEST_TMPDIR/calls"
+  [ "${lines[0]}" = "last-good recover-agent-upgrade --message the current link $slot_dir/aks-flex-node-current cannot run; pointed it at the last-good binary" ]
+  [ "${lines[1]}" = 'systemctl reset-failed aks-flex-node-agent.service' ]
+  [ "${lines[2]}" = 'systemctl --no-block restart aks-flex-node-agent.service' ]
+}
+
+@test "issue22#3 no signal, current names a directory, an empty file or a non-executable file: each is recovered" {
+  repointing_last_good
+  for damage in directory empty not-executable; do
+    rm -rf "$slot_dir/aks-flex-node-green" "$BATS_TEST_TMPDIR/calls"
+    damage_current "$damage"
+    run -0 "$shim"
+    run -0 grep -c 'last-good recover-agent-upgrade --message the current link' "$BATS_TEST_TMPDIR/calls"
+    [ "$output" -eq 1 ]
+  done
+}
+
+@test "issue22#3 no signal, current dangling and no runnable last-good: exits 1 and says so, nothing runs" {
+  install -m 0755 /dev/null "$slot_dir/aks-flex-node-blue"
+  ln -sfn "$slot_dir/aks-flex-node-blue" "$slot_dir/aks-flex-node-last-good"
+  damage_current dangling
+  run -1 --separate-stderr "$shim"
+  [[ "$stderr" == *"no AKS Flex Node agent binary runs"*"nothing was restored"* ]]
+  [ ! -e "$BATS_TEST_TMPDIR/calls" ]
+}
+
+@test "issue22#2 a corrupt signal goes to last-good's recover-agent-upgrade, which sets it aside; the shim exits with its status" {
+  printf '{garbage' >"$signal"
+  last_good_binary 0
+  run -0 "$shim"
+  run -0 grep -c 'last-good recover-agent-upgrade --message upgraded daemon failed repeatedly' "$BATS_TEST_TMPDIR/calls"
+  [ "$output" -eq 1 ]
 }

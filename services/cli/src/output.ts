@@ -35,6 +35,11 @@ export function printLine(text: string): void {
   process.stdout.write(`${text}\n`);
 }
 
+/** Prints a progress note on stderr (stdout stays the result, and one JSON object with --json). */
+export function printNote(text: string): void {
+  process.stderr.write(`${text}\n`);
+}
+
 /** Prints an error for the operator and returns the exit code from the table. */
 export function reportError(error: unknown): number {
   if (error instanceof AgentError) {

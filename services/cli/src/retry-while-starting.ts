@@ -2,6 +2,19 @@ import { daemonStartingReason } from '@aks-flex-node/api';
 import { pollUntil } from '@aks-flex-node/lock';
 import { isAgentError } from '@aks-flex-node/log';
 
+/** How long {@link retryWhileStarting} waits, and whom it tells while it does. */
+export interface RetryWhileStartingOptions {
+  /** The whole wait; a command's `--timeout` when it has one. Default 60 s. */
+  timeoutMs?: number;
+  intervalMs?: number;
+  /**
+   * Told the daemon's reason each time it changes, so a caller never waits
+   * in silence: the reason says what the start does (judging the upgrade it
+   * names, setting a corrupt signal aside, retrying).
+   */
+  onWaiting?: (reason: string) => void;
+}
+
 /**
  * Sends a change to the daemon, and sends it again while the daemon refuses
  * it only because it is still starting (its gate opens seconds after it
@@ -11,10 +24,10 @@ import { isAgentError } from '@aks-flex-node/log';
  */
 export async function retryWhileStarting<T>(
   change: () => Promise<T>,
-  timeoutMs = 60_000,
-  intervalMs = 500,
+  options: RetryWhileStartingOptions = {},
 ): Promise<T> {
   let refusal: unknown;
+  let told: string | undefined;
   const done = await pollUntil(
     async () => {
       try {
@@ -24,12 +37,16 @@ export async function retryWhileStarting<T>(
           isAgentError(error, 'DAEMON_NOT_READY') && error.message.includes(daemonStartingReason);
         if (!starting) throw error;
         refusal = error;
+        if (error.message !== told) {
+          told = error.message;
+          options.onWaiting?.(error.message);
+        }
         return undefined;
       }
     },
     {
-      timeoutMs,
-      intervalMs,
+      timeoutMs: options.timeoutMs ?? 60_000,
+      intervalMs: options.intervalMs ?? 500,
       timedOut: () => {
         throw refusal;
       },

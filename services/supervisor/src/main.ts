@@ -255,11 +255,11 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
           paths,
           log,
           gate,
-          judge: (stopped) =>
-            upgrades.judgeAtStart(
-              stopped,
-              startupFailures.length === 0 ? undefined : startupFailures.join('; '),
-            ),
+          judge: (stopped, onNote) =>
+            upgrades.judgeAtStart(stopped, {
+              startupFailure: startupFailures.length === 0 ? undefined : startupFailures.join('; '),
+              onNote,
+            }),
           queue,
           moveHost,
           startupRoot,

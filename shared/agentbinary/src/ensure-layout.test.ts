@@ -66,14 +66,27 @@ describe('ensureAgentBinaryLayout', () => {
     expect(await realpath(paths.lastGood)).toBe(paths.blue);
   });
 
-  it('agentbinary#101 a dangling current is re-pointed, and an existing last-good is kept', async () => {
+  it('agentbinary#101 a dangling current is re-pointed at the runnable last-good (issue 22), which is kept', async () => {
     await executable(paths.blue, 'blue');
     await executable(paths.green, 'green');
     await symlink(path.join(paths.slotDir, 'missing'), paths.current);
     await symlink(paths.green, paths.lastGood);
     await ensureAgentBinaryLayout(paths, log);
-    await assertHealthyLayout(paths.blue);
+    await assertHealthyLayout(paths.green);
     expect(await realpath(paths.lastGood)).toBe(paths.green);
+  });
+
+  it('issue22#3 a current naming an empty file is re-pointed at last-good; a last-good that cannot run follows current', async () => {
+    await executable(paths.blue, 'blue');
+    await writeFile(paths.green, '', { mode: 0o755 });
+    await symlink(paths.green, paths.current);
+    await symlink(paths.blue, paths.lastGood);
+    await ensureAgentBinaryLayout(paths, log);
+    await assertHealthyLayout(paths.blue);
+    await rm(paths.lastGood);
+    await symlink(paths.green, paths.lastGood);
+    await ensureAgentBinaryLayout(paths, log);
+    expect(await realpath(paths.lastGood)).toBe(paths.blue);
   });
 
   it('refuses with a clear error when no executable binary exists, and creates nothing', async () => {

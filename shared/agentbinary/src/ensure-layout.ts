@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { installFile, makeIoError, replaceSymlinkAtomic } from '@aks-flex-node/fs';
 import { AgentError, errnoCode, type Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from './agent-binary-paths.js';
+import { inspectAgentLink } from './agent-link.js';
 import { isLinkTo, resolveIfPresent } from './resolve-link.js';
 import { candidateSlotFor } from './upgrade/candidate-slot.js';
 
@@ -39,7 +40,10 @@ export async function ensureAgentBinaryLayout(
   log: Logger,
 ): Promise<LayoutResult> {
   let changed = false;
-  let current = await resolveIfPresent(paths.current);
+  // A `current` or `last-good` that cannot run (dangling, a directory, an
+  // empty or non-executable file) counts as missing: systemd runs the agent
+  // through `current`, and a rollback target that cannot run is none.
+  let current = await runnableTarget(paths.current);
   let seededFromBinary = false;
   // A `current` that names the plain binary is an older single-binary layout:
   // treated as uninitialised, because the plain binary is about to become a link.
@@ -56,7 +60,7 @@ export async function ensureAgentBinaryLayout(
     log.info({ current }, 'pointed the current link at the agent binary');
     changed = true;
   }
-  let lastGood = await resolveIfPresent(paths.lastGood);
+  let lastGood = await runnableTarget(paths.lastGood);
   if (lastGood === undefined || (lastGood === paths.binary && seededFromBinary)) {
     await replaceSymlinkAtomic(paths.lastGood, current);
     lastGood = current;
@@ -77,9 +81,18 @@ export async function ensureAgentBinaryLayout(
   return { current, lastGood, changed };
 }
 
+/** Where a link resolves when that is a binary that can run; otherwise undefined. */
+async function runnableTarget(link: string): Promise<string | undefined> {
+  const state = await inspectAgentLink(link);
+  return state.kind === 'runnable' ? state.target : undefined;
+}
+
+/** What `current` starts from: last-good first (the binary known to have served), then the slots, then the plain binary. */
 async function pickSeed(paths: AgentBinaryPaths): Promise<string> {
+  const lastGood = await runnableTarget(paths.lastGood);
+  if (lastGood !== undefined && lastGood !== paths.binary) return lastGood;
   for (const candidate of [paths.blue, paths.green, paths.binary]) {
-    if (await isRegularExecutable(candidate)) return candidate;
+    if ((await inspectAgentLink(candidate)).kind === 'runnable') return candidate;
   }
   throw new AgentError(
     'NOT_FOUND',

@@ -28,7 +28,14 @@ export {
 } from './nspawn/nspawn-copy.js';
 export type { NspawnCopySync } from './nspawn/nspawn-copy.js';
 export { resolveIfPresent } from './resolve-link.js';
-export { readUpgradeSignal } from './signal/upgrade-signal-file.js';
+export { readUpgradeSignal, readUpgradeSignalState } from './signal/upgrade-signal-file.js';
+export type { UpgradeSignalState } from './signal/upgrade-signal-file.js';
+export { readSettledSignal } from './signal/settle-corrupt-signal.js';
+export type { CorruptSignalSetAside } from './signal/settle-corrupt-signal.js';
+export { describeAgentLink, inspectAgentLink } from './agent-link.js';
+export type { AgentLinkState } from './agent-link.js';
+export { convergeCurrentLink } from './upgrade/converge-current.js';
+export type { CurrentConvergence } from './upgrade/converge-current.js';
 export { candidateSlotFor } from './upgrade/candidate-slot.js';
 export { checkUpgradeSpace, planUpgradeWrites } from './upgrade/check-upgrade-space.js';
 export type { SpaceStep, UpgradeSpaceInput } from './upgrade/check-upgrade-space.js';

@@ -2,9 +2,13 @@ import { z } from 'zod';
 import { hostRootResponseSchema } from './host-root.js';
 import { versionInfoSchema } from './version.js';
 
-/** The startup gate's reason while the daemon starts: the one shut gate a client may wait out. */
-export const daemonStartingReason =
-  'the daemon is starting: it judges a pending AgentUpgrade and moves its files first';
+/**
+ * How the startup gate's reason begins while the daemon starts: the one shut
+ * gate a client may wait out. What follows the colon says what the start is
+ * doing now (staying up, judging the AgentUpgrade it names, setting a
+ * corrupt signal aside, retrying), so `status` never claims work there is none of.
+ */
+export const daemonStartingReason = 'the daemon is starting';
 
 /**
  * A nspawn machine's copy of the agent that differs from `current` because

@@ -139,6 +139,8 @@ export const upgradeSignalSchema = z.looseObject({
   startedAt: z.string().optional(),
   switchedAt: z.string().optional(),
   candidateVersion: z.string().optional(),
+  /** Set when this signal was rebuilt from the links after a corrupt one was set aside: why, and where it went. */
+  corruptSignal: z.string().optional(),
 });
 export type UpgradeSignal = z.infer<typeof upgradeSignalSchema>;
 

@@ -20,6 +20,13 @@ export const failpoints = {
   // Rollback of files (judge, recover-agent-upgrade, the guard).
   rollbackFailureRecorded: 'rollback/failure-recorded',
   rollbackCurrentRestored: 'rollback/current-restored',
+  // Convergence from damage (the daemon's start, the upgrade guard,
+  // recover-agent-upgrade, under the activation lock): a corrupt signal is
+  // kept under a name that says so, then replaced or removed; a `current`
+  // that cannot run is pointed at last-good.
+  signalCorruptSetAside: 'converge/signal-corrupt-set-aside',
+  signalCorruptReplaced: 'converge/signal-corrupt-replaced',
+  currentRepointed: 'converge/current-repointed',
   // The host-root move (shared/hostroot), pass 1: the daemon runs from the
   // legacy root, under the activation lock. In the order the steps run.
   moveDigestRecorded: 'move/digest-recorded',
@@ -61,6 +68,11 @@ export const allFailpoints: readonly FailpointName[] = Object.values(failpoints)
 /** The host-root move's failpoints (`move/…`), for its crash test; the others belong to AgentUpgrade. */
 export const moveFailpoints: readonly FailpointName[] = allFailpoints.filter((name) =>
   name.startsWith('move/'),
+);
+
+/** The failpoints of convergence from damage (`converge/…`), for their kill test. */
+export const convergeFailpoints: readonly FailpointName[] = allFailpoints.filter((name) =>
+  name.startsWith('converge/'),
 );
 
 /** The environment variable that arms one failpoint (or several, comma-separated). */

@@ -5,6 +5,7 @@ import { cleanPath } from '@aks-flex-node/fs';
 import { hostPaths } from '@aks-flex-node/layout';
 import { AgentError } from '@aks-flex-node/log';
 import { parseCommandArgs } from '../args.js';
+import { printNote } from '../output.js';
 import { cancelOnInterrupt, reportCancelled } from '../progress/cancel-upgrade.js';
 import { followUpgrade } from '../progress/follow-upgrade.js';
 
@@ -48,11 +49,24 @@ export async function runAgentUpgrade(args: string[]): Promise<number> {
         request.sha256 === undefined
           ? { url: request.url }
           : { url: request.url, sha256: request.sha256 };
-      const operation = await retryWhileStarting(() => client.beginAgentUpgrade({ source }));
+      // One budget for the whole command: the wait for a starting daemon
+      // takes from it, and each reason it waits for is shown as it changes.
+      const deadline = Date.now() + timeoutMs;
+      const operation = await retryWhileStarting(() => client.beginAgentUpgrade({ source }), {
+        timeoutMs,
+        onWaiting: (reason) => {
+          printNote(
+            `waiting up to ${flags.timeout}s for the daemon to take the upgrade: ${reason}`,
+          );
+        },
+      });
       // Ctrl-C asks the daemon to cancel, then the result is followed as usual.
       const stopCancelling = cancelOnInterrupt(client, operation.id);
       try {
-        return await followUpgrade(client, operation, { json: flags.json, timeoutMs });
+        return await followUpgrade(client, operation, {
+          json: flags.json,
+          timeoutMs: Math.max(deadline - Date.now(), 1_000),
+        });
       } finally {
         stopCancelling();
       }

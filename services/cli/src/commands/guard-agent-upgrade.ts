@@ -1,7 +1,12 @@
 import {
+  convergeCurrentLink,
+  inspectAgentLink,
+  readSettledSignal,
   readUpgradeSignal,
+  readUpgradeSignalState,
   recoverAgentUpgrade,
   resolveIfPresent,
+  type AgentBinaryPaths,
 } from '@aks-flex-node/agentbinary';
 import { exitCodeFor, exitCodes, type UpgradeSignal } from '@aks-flex-node/api';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
@@ -60,7 +65,8 @@ function asGuardFailure(error: unknown): AgentError {
     {
       ...(isAgentError(error) && error.path !== undefined ? { path: error.path } : {}),
       cause: error,
-      hint: 'systemd starts the guard again, and the recovery unit restores last-good if it keeps failing; see `journalctl -u aks-flex-node-upgrade-guard`',
+      // The cause's own hint first: for a host with no runnable binary it is the one repair command.
+      hint: `${isAgentError(error) && error.hint !== undefined ? `${error.hint}; ` : ''}systemd starts the guard again, and the recovery unit restores last-good if it keeps failing; see \`journalctl -u aks-flex-node-upgrade-guard\``,
     },
   );
 }
@@ -68,7 +74,10 @@ function asGuardFailure(error: unknown): AgentError {
 /** Watches a switched, unjudged upgrade, if there is one, and rolls it back when it fails. */
 async function guardPendingUpgrade(deadlineSeconds: number, log: Logger): Promise<void> {
   const host = createHost({ log, timeoutMs: 10_000 });
-  const signal = await readUpgradeSignal(hostPaths.signalFile);
+  await convergeDamage(await recoveryLayout(await ownExecutable(host)), host, log);
+  const state = await readUpgradeSignalState(hostPaths.signalFile);
+  // Still corrupt: the starting daemon sets it aside; there is nothing switched to watch.
+  const signal = state.kind === 'pending' ? state.signal : undefined;
   if (signal === undefined || !(await isCandidateRunning(signal, host))) return;
   log.info(
     { operation: signal.operationName, candidate: signal.candidatePath },
@@ -83,6 +92,48 @@ async function guardPendingUpgrade(deadlineSeconds: number, log: Logger): Promis
     return;
   }
   await rollBack(reason, host, log);
+}
+
+/**
+ * The guard runs through last-good at every agent start, so it is the one
+ * process that still runs when the agent cannot. A `current` that cannot run
+ * is pointed at last-good and the agent restarted at once, rather than after
+ * five failed starts 30 s apart and the recovery unit. A corrupt signal is
+ * set aside here only when it must be: with current on a slot other than
+ * last-good, so that the rebuilt signal has the guard watch that binary's
+ * start below, or with current unable to run. Otherwise the daemon that
+ * starts sets it aside itself, and says so in `status`. Only under the lock,
+ * and only when the cheap look without it shows damage.
+ */
+async function convergeDamage(layout: AgentBinaryPaths, host: Host, log: Logger): Promise<void> {
+  const signal = await readUpgradeSignalState(hostPaths.signalFile);
+  const current = await inspectAgentLink(layout.current);
+  if (current.kind === 'runnable') {
+    if (signal.kind !== 'corrupt') return;
+    const lastGood = await inspectAgentLink(layout.lastGood);
+    if (lastGood.kind !== 'runnable' || lastGood.target === current.target) {
+      log.info(
+        { path: hostPaths.signalFile, reason: signal.reason },
+        'the AgentUpgrade signal is corrupt; the starting daemon sets it aside',
+      );
+      return;
+    }
+  }
+  const converged = await withLockWhenFree(log, 'the upgrade guard', async () => {
+    await readSettledSignal({
+      paths: layout,
+      signalFile: hostPaths.signalFile,
+      log,
+      now: () => host.wallClock(),
+    });
+    return convergeCurrentLink(layout, log);
+  });
+  if (converged.kind !== 'repointed') return;
+  await host.systemctl.resetFailed(unitNames.agent).catch((error: unknown) => {
+    log.warn({ err: error }, 'could not reset the agent unit failure counter; restarting anyway');
+  });
+  await host.systemctl.restartNoBlock(unitNames.agent);
+  log.warn({ current: converged.current }, 'restarted the agent from the last-good binary');
 }
 
 /**

@@ -363,4 +363,37 @@ describe('runStartSequence', () => {
     expect(await hostRootState(paths)).toBe('linked');
     expect(await readFile(paths.signalFile, 'utf8')).toContain('op-1');
   });
+
+  it('issue22#2 status says what the start does: no pending upgrade is claimed when none is, and a corrupt signal set aside is named once the gate opens', async () => {
+    const { paths, green, blue } = await linkedHost();
+    await recordDigest(paths.digestRecord, blue);
+    const reasons: (string | undefined)[] = [];
+    const d = deps(paths, fakeMoveHost(green));
+    d.judge = () => {
+      reasons.push(d.gate.view().reason);
+      return Promise.resolve('no-signal');
+    };
+    await runStartSequence(d, running());
+    expect(reasons[0]).toMatch(/^the daemon is starting: no AgentUpgrade is pending/);
+
+    // A second host: the first start above may have moved its files.
+    const second = await linkedHost();
+    await writeFile(second.paths.signalFile, '{garbage');
+    const e = deps(second.paths, fakeMoveHost(second.green));
+    e.judge = async (_stopped, onNote) => {
+      reasons.push(e.gate.view().reason);
+      await rm(second.paths.signalFile);
+      onNote(`set a corrupt AgentUpgrade signal aside as ${second.paths.signalFile}.corrupt-1`);
+      return 'no-signal';
+    };
+    await runStartSequence(e, running());
+    expect(reasons[1]).toMatch(
+      /^the daemon is starting: the AgentUpgrade signal is corrupt \(it is not valid JSON/,
+    );
+    expect(e.gate.view(), JSON.stringify(e.gate.view())).toMatchObject({ gate: 'open' });
+    expect(e.gate.view().reason).toContain(
+      `set a corrupt AgentUpgrade signal aside as ${second.paths.signalFile}.corrupt-1`,
+    );
+    for (const reason of reasons) expect(reason).not.toMatch(/judges a pending/);
+  });
 });

@@ -1,4 +1,4 @@
-import { readUpgradeSignal } from '@aks-flex-node/agentbinary';
+import { readUpgradeSignal, readUpgradeSignalState } from '@aks-flex-node/agentbinary';
 import {
   isHostRootMoveUnfinished,
   isLegacyReleased,
@@ -30,7 +30,7 @@ export interface StartSequenceDeps {
    * Given the stop signal: its wait for a busy lock must end when the daemon
    * stops, since the shutdown waits for this sequence.
    */
-  judge: (stopped: AbortSignal) => Promise<unknown>;
+  judge: (stopped: AbortSignal, onNote: (note: string) => void) => Promise<unknown>;
   queue: Pick<MutationQueue, 'run'>;
   moveHost: MoveHost;
   /** The host root as resolved when the daemon prepared the host: the root its paths name. */
@@ -62,7 +62,11 @@ export async function runStartSequence(
   stopped: AbortSignal,
 ): Promise<string | undefined> {
   const { paths, log, gate } = deps;
-  const pending = await judgeUntilSettled(deps, stopped);
+  // What became of a corrupt signal at this start, for `status` once the gate opens.
+  let judgeNote: string | undefined;
+  const pending = await judgeUntilSettled(deps, stopped, (note) => {
+    judgeNote = note;
+  });
   // Judging can wait up to a minute for the lock; a daemon stopped meanwhile
   // (a reset stops it, then sweeps) must not go on to move files afterwards.
   if (pending === undefined || stopped.aborted) return undefined;
@@ -84,26 +88,55 @@ export async function runStartSequence(
   deps.keepMachineCopy?.();
   const hold = await holdReason(deps, outcome);
   if (hold === undefined) {
-    gate.open(
+    const moveNote =
       outcome.kind === 'not-ready' || outcome.kind === 'skipped-noexec'
         ? outcome.reason
-        : undefined,
-    );
+        : undefined;
+    const notes = [judgeNote, moveNote].filter((note) => note !== undefined);
+    gate.open(notes.length === 0 ? undefined : notes.join('; '));
     log.info({ move: outcome.kind }, 'the daemon takes changes');
     return undefined;
   }
   return holdAndExit(deps, hold, stopped);
 }
 
+/** Tells `status` what the judgement is about to do, from the signal as it is now. */
+async function describeJudgement(deps: StartSequenceDeps): Promise<void> {
+  const { gate, paths } = deps;
+  try {
+    const state = await readUpgradeSignalState(paths.signalFile);
+    switch (state.kind) {
+      case 'absent':
+        gate.starting('no AgentUpgrade is pending; it finishes the host-root move, if one is due');
+        return;
+      case 'pending':
+        gate.starting(`it judges the pending AgentUpgrade ${state.signal.operationName}`);
+        return;
+      case 'corrupt':
+        gate.starting(`the AgentUpgrade signal is corrupt (${state.reason}); it sets it aside`);
+        return;
+      default: {
+        const unknown: never = state;
+        throw new Error(`unknown signal state ${JSON.stringify(unknown)}`);
+      }
+    }
+  } catch (error) {
+    gate.starting(`it cannot read the AgentUpgrade signal: ${messageOf(error)}`);
+  }
+}
+
 /** Whether the signal is still pending after the judgement; undefined when stopped first. */
 async function judgeUntilSettled(
   deps: StartSequenceDeps,
   stopped: AbortSignal,
+  onNote: (note: string) => void,
 ): Promise<boolean | undefined> {
   let waitMs = deps.retryMs ?? judgeRetryMs;
+  // Once, before the first attempt: a retry's explanation stays in status until the next one.
+  await describeJudgement(deps);
   while (!stopped.aborted) {
     try {
-      const outcome = await deps.judge(stopped);
+      const outcome = await deps.judge(stopped, onNote);
       deps.log.info({ outcome }, 'judged the pending AgentUpgrade');
       return (await readUpgradeSignal(deps.paths.signalFile)) !== undefined;
     } catch (error) {

@@ -23,6 +23,8 @@ export interface StartupGate {
   refusal(purpose: string): AgentError | undefined;
   /** Opens the gate; `note` says why a move did not happen (not-ready, noexec). */
   open(note?: string): void;
+  /** While it starts (not held, not open): says what the start does now, after "the daemon is starting: ". */
+  starting(detail: string): void;
   /** Keeps the gate shut for good in this process: the next process opens its own. */
   hold(reason: string, hint: string): void;
   /**
@@ -44,7 +46,7 @@ const startingHint =
 export function createStartupGate(): StartupGate {
   let state: { gate: 'open'; note?: string } | { gate: 'shut'; reason: string; hint: string } = {
     gate: 'shut',
-    reason: daemonStartingReason,
+    reason: `${daemonStartingReason}: it takes changes once it has stayed up a few seconds and finished what an earlier start left`,
     hint: startingHint,
   };
   let move: string | undefined;
@@ -72,6 +74,11 @@ export function createStartupGate(): StartupGate {
       // A hold is final for this process: its paths may name files the units no longer run.
       if (held) return;
       state = note === undefined ? { gate: 'open' } : { gate: 'open', note };
+      view = undefined;
+    },
+    starting: (detail) => {
+      if (held || state.gate === 'open') return;
+      state = { gate: 'shut', reason: `${daemonStartingReason}: ${detail}`, hint: startingHint };
       view = undefined;
     },
     hold: (reason, hint) => {

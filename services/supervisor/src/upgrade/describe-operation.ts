@@ -1,4 +1,4 @@
-import { readOperationRecord, readUpgradeSignal } from '@aks-flex-node/agentbinary';
+import { readOperationRecord, readUpgradeSignalState } from '@aks-flex-node/agentbinary';
 import type { Operation } from '@aks-flex-node/api';
 import type { HostPaths } from '@aks-flex-node/layout';
 import type { OperationRegistry } from './operation-registry.js';
@@ -26,8 +26,11 @@ export async function describeOperation(
  * knows it until it is judged, so it reads as restarting, being judged.
  */
 async function describeSignalled(signalFile: string, id: string): Promise<Operation | undefined> {
-  const signal = await readUpgradeSignal(signalFile);
-  if (signal?.operationName !== id) return undefined;
+  // A corrupt signal names no operation it can be trusted for; the start sets it aside.
+  const state = await readUpgradeSignalState(signalFile);
+  if (state.kind !== 'pending') return undefined;
+  const { signal } = state;
+  if (signal.operationName !== id) return undefined;
   const inFlight: Operation = {
     id,
     kind: 'agent-upgrade',

@@ -57,6 +57,12 @@ export interface UpgradeServiceDeps {
   machineCopy: MachineCopyKeeper;
 }
 
+/** What a start's judgement is told and tells. */
+export interface JudgeAtStartOptions {
+  startupFailure?: string | undefined;
+  onNote?: (note: string) => void;
+}
+
 /** AgentUpgrade as the daemon runs it: begin, report, judge at start, recover. */
 export interface UpgradeService {
   begin(request: AgentUpgradeRequest): Promise<Operation>;
@@ -64,9 +70,10 @@ export interface UpgradeService {
   /**
    * Waits up to a minute for a busy activation lock; aborting `stopped` ends
    * the wait with the refusal. `startupFailure`, what this start could not
-   * refresh, fails a pending upgrade's judgement.
+   * refresh, fails a pending upgrade's judgement; `onNote` is told what
+   * became of a corrupt signal, for `status`.
    */
-  judgeAtStart(stopped?: AbortSignal, startupFailure?: string): Promise<JudgeOutcome>;
+  judgeAtStart(stopped?: AbortSignal, options?: JudgeAtStartOptions): Promise<JudgeOutcome>;
   recover(message: string | undefined): Promise<RecoveryResponse>;
   /**
    * Cancels an upgrade that has not begun to switch and resolves with it once
@@ -222,7 +229,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       return admitted.operation;
     },
     get: (id) => describeOperation(paths, registry, id),
-    judgeAtStart: async (stopped, startupFailure) => {
+    judgeAtStart: async (stopped, options = {}) => {
       const layout = await binaryPaths();
       const runningExecutable = await host.runningExecutable();
       return deps.queue.runWhenFree(
@@ -237,7 +244,8 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
             recordResult,
             scheduleRestart: () => deps.restart.scheduleRestart('roll back to last-good'),
             now: () => host.wallClock(),
-            startupFailure,
+            startupFailure: options.startupFailure,
+            ...(options.onNote === undefined ? {} : { onNote: options.onNote }),
           }),
         { signal: stopped },
       );

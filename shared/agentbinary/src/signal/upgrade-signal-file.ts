@@ -2,43 +2,84 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { upgradeSignalSchema, type UpgradeSignal } from '@aks-flex-node/api';
 import { makeIoError, removeOwned, writeFileAtomic } from '@aks-flex-node/fs';
-import { AgentError, isNotFound } from '@aks-flex-node/log';
+import { AgentError, isNotFound, messageOf } from '@aks-flex-node/log';
 
 /**
- * Reads the upgrade signal; undefined when there is none. A signal that is not
- * valid JSON or names no operation is an error, never "no signal": treating it
- * as absent would let a new upgrade overwrite an unfinished one's record.
+ * What the signal file holds: nothing, a pending upgrade, or something no
+ * release could have meant (empty, not JSON, torn, the wrong shape). The one
+ * reader of the file; callers switch over the kind.
  */
-export async function readUpgradeSignal(file: string): Promise<UpgradeSignal | undefined> {
+export type UpgradeSignalState =
+  | { kind: 'absent' }
+  | { kind: 'pending'; signal: UpgradeSignal }
+  | {
+      kind: 'corrupt';
+      /** What is wrong with it, for the log and `status`. */
+      reason: string;
+      /** The operation id, when the damaged text still names one; the record of that operation is finished with it. */
+      salvagedOperation?: string;
+    };
+
+/** Reads the signal file's state. Throws HOST_ROOT_IO only when the file cannot be read at all. */
+export async function readUpgradeSignalState(file: string): Promise<UpgradeSignalState> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (error) {
-    if (isNotFound(error)) return undefined;
+    if (isNotFound(error)) return { kind: 'absent' };
     throw makeIoError('read', file, error);
   }
+  if (text.trim() === '') return corrupt('it is empty', text);
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (error) {
-    throw new AgentError('UPGRADE_FAILED', `the upgrade signal ${file} is not valid JSON`, {
-      path: file,
-      cause: error,
-      hint: `inspect it; if no upgrade is in flight, run \`aks-flex-node recover-agent-upgrade\` or remove ${file}`,
-    });
+    return corrupt(`it is not valid JSON (${messageOf(error)})`, text);
   }
   const parsed = upgradeSignalSchema.safeParse(json);
   if (!parsed.success) {
-    throw new AgentError(
-      'UPGRADE_FAILED',
-      `the upgrade signal ${file} is not valid: ${z.prettifyError(parsed.error)}`,
-      {
-        path: file,
-        hint: `inspect it; if no upgrade is in flight, remove ${file}`,
-      },
-    );
+    return corrupt(`it is not an upgrade signal (${z.prettifyError(parsed.error)})`, text);
   }
-  return withoutEmptyFields(parsed.data);
+  return { kind: 'pending', signal: withoutEmptyFields(parsed.data) };
+}
+
+/**
+ * Reads the upgrade signal; undefined when there is none. A corrupt signal is
+ * an error, never "no signal": treating it as absent would let a new upgrade
+ * overwrite an unfinished one's record. The start, the guard and recovery
+ * set a corrupt one aside first ({@link settleCorruptSignal}).
+ */
+export async function readUpgradeSignal(file: string): Promise<UpgradeSignal | undefined> {
+  const state = await readUpgradeSignalState(file);
+  switch (state.kind) {
+    case 'absent':
+      return undefined;
+    case 'pending':
+      return state.signal;
+    case 'corrupt':
+      throw new AgentError(
+        'UPGRADE_FAILED',
+        `the upgrade signal ${file} is corrupt: ${state.reason}`,
+        {
+          path: file,
+          hint: 'restart the agent (`systemctl restart aks-flex-node-agent`): its start sets a corrupt signal aside and judges the current binary',
+        },
+      );
+    default: {
+      const unknown: never = state;
+      throw new Error(`unknown signal state ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+/** An operation id the torn text still names in full (a closing quote after it), or nothing. */
+const salvagePattern = /"operationName"\s*:\s*"([A-Za-z0-9][A-Za-z0-9._-]{0,127})"/;
+
+function corrupt(reason: string, text: string): UpgradeSignalState {
+  const salvaged = salvagePattern.exec(text)?.[1];
+  return salvaged === undefined
+    ? { kind: 'corrupt', reason }
+    : { kind: 'corrupt', reason, salvagedOperation: salvaged };
 }
 
 /** Writes the signal atomically: compact JSON, one line, mode 0600, empty fields left out. */

@@ -3,12 +3,9 @@ import { failpoint, failpoints } from '@aks-flex-node/failpoints';
 import { AgentError, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { resolveIfPresent } from '../resolve-link.js';
-import {
-  clearUpgradeSignal,
-  readUpgradeSignal,
-  writeUpgradeSignal,
-} from '../signal/upgrade-signal-file.js';
 import { isNspawnMachine, nspawnCopyMatches, nspawnCopyPath } from '../nspawn/nspawn-copy.js';
+import { describeSetAside, readSettledSignal } from '../signal/settle-corrupt-signal.js';
+import { clearUpgradeSignal, writeUpgradeSignal } from '../signal/upgrade-signal-file.js';
 import { isSlot } from './candidate-slot.js';
 import { rollbackUpgradeFiles, type RollbackResult } from './rollback-files.js';
 import { repairForWrite } from './write-repair.js';
@@ -32,6 +29,12 @@ export interface JudgeOptions {
    * not succeeded, so it fails the judgement and rolls back.
    */
   startupFailure?: string | undefined;
+  /**
+   * Told, in a sentence for `status`, what became of a corrupt signal: set
+   * aside here, or (rebuilt by the guard or recovery) the judgement of the
+   * binary it left current.
+   */
+  onNote?: (note: string) => void;
 }
 
 /** How a start judged the signal it found. */
@@ -48,7 +51,12 @@ export type JudgeOutcome =
  */
 export async function judgeStartedUpgrade(options: JudgeOptions): Promise<JudgeOutcome> {
   const { log, paths, signalFile } = options;
-  let signal = await readUpgradeSignal(signalFile);
+  // A corrupt signal is set aside here, under the lock, and what the links
+  // say takes its place: judging must never wait on a file no release wrote.
+  let signal = await readSettledSignal({
+    ...options,
+    onSetAside: (setAside) => options.onNote?.(describeSetAside(setAside)),
+  });
   if (signal === undefined) return 'no-signal';
   if (signal.failure === undefined && signal.initiatingDaemonInstance === options.instanceId)
     return 'own-signal';
@@ -56,10 +64,11 @@ export async function judgeStartedUpgrade(options: JudgeOptions): Promise<JudgeO
     const problem = await findStartProblem(options, signal);
     if (problem === undefined) {
       await options.recordResult(
-        resultFrom(signal, 'succeeded', 'AgentUpgrade completed', options.now()),
+        resultFrom(signal, 'succeeded', successMessage(signal), options.now()),
       );
       failpoint(failpoints.judgeResultWritten);
       await clearUpgradeSignal(signalFile);
+      if (signal.corruptSignal !== undefined) options.onNote?.(successMessage(signal));
       log.info(
         { operation: signal.operationName, version: signal.candidateVersion },
         'AgentUpgrade completed',
@@ -106,6 +115,11 @@ export async function judgeStartedUpgrade(options: JudgeOptions): Promise<JudgeO
   );
   failpoint(failpoints.judgeResultWritten);
   await clearUpgradeSignal(signalFile);
+  if (signal.corruptSignal !== undefined) {
+    options.onNote?.(
+      `a corrupt AgentUpgrade signal was set aside (${signal.corruptSignal}); ${signal.candidatePath ?? 'the current binary'} failed its judgement and ${state === 'rolled-back' ? 'last-good was restored' : 'was recorded as failed'}`,
+    );
+  }
   log.warn(
     { operation: signal.operationName, state, failure: signal.failure },
     'AgentUpgrade failed',
@@ -138,6 +152,11 @@ async function rollBackOrExplain(
       },
     );
   }
+}
+
+function successMessage(signal: UpgradeSignal): string {
+  if (signal.corruptSignal === undefined) return 'AgentUpgrade completed';
+  return `kept ${signal.candidatePath ?? 'the current binary'}: it started and stayed up after a corrupt signal was set aside (${signal.corruptSignal})`;
 }
 
 async function findStartProblem(

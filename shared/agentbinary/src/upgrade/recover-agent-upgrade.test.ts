@@ -50,7 +50,7 @@ const cases: Record<string, RecoverCase> = {
   'agentbinary§3.8 step 3 no signal: nothing to recover and nothing created': {
     setup: (l) => installedLayout(l, 'green', 'blue'),
     message: 'candidate crashed',
-    result: { rolledBack: false, current: undefined },
+    result: { rolledBack: false, current: 'green' },
     signal: 'absent',
     after: { current: 'green', lastGood: 'blue' },
   },

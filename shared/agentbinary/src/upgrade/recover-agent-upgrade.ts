@@ -1,7 +1,9 @@
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
 import type { Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
-import { readUpgradeSignal, writeUpgradeSignal } from '../signal/upgrade-signal-file.js';
+import { readSettledSignal } from '../signal/settle-corrupt-signal.js';
+import { writeUpgradeSignal } from '../signal/upgrade-signal-file.js';
+import { convergeCurrentLink } from './converge-current.js';
 import { rollbackUpgradeFiles, type RollbackResult } from './rollback-files.js';
 
 /** The message recorded when the caller gives none. */
@@ -10,9 +12,12 @@ export const defaultRecoveryMessage = 'upgraded daemon failed to start; restored
 /**
  * Records that the upgraded daemon failed and restores last-good, as the
  * recovery unit (through last-good's `recover-agent-upgrade`), the upgrade
- * guard and `POST /v1/recovery` ask. With no signal there is nothing to
- * recover: an ordinary failure never changes the selected binary. The caller
- * holds the activation lock.
+ * guard and `POST /v1/recovery` ask. A corrupt signal is set aside first.
+ * With no signal there is no upgrade to recover: an ordinary failure never
+ * changes the selected binary, except that a `current` that cannot run at
+ * all is pointed at last-good. The caller holds the activation lock.
+ *
+ * Throws NOT_EXECUTABLE (with the repair command) when neither runs.
  */
 export async function recoverAgentUpgrade(
   paths: AgentBinaryPaths,
@@ -20,10 +25,14 @@ export async function recoverAgentUpgrade(
   message: string | undefined,
   log: Logger,
 ): Promise<RollbackResult> {
-  const signal = await readUpgradeSignal(signalFile);
+  const signal = await readSettledSignal({ paths, signalFile, log, now: () => new Date() });
   if (signal === undefined) {
+    // No upgrade to undo, but the agent cannot start at all while `current`
+    // cannot run: the one repair that changes no binary that runs.
+    const converged = await convergeCurrentLink(paths, log);
+    if (converged.kind === 'repointed') return { rolledBack: true, current: converged.current };
     log.info({ signal: signalFile }, 'no AgentUpgrade is pending; nothing to recover');
-    return { rolledBack: false, current: undefined };
+    return { rolledBack: false, current: converged.current };
   }
   const failure =
     message?.trim() === undefined || message.trim() === ''

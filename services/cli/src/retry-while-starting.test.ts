@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { AgentError } from '@aks-flex-node/log';
+import { retryWhileStarting } from './retry-while-starting.js';
+
+const starting = (detail: string) =>
+  new AgentError('DAEMON_NOT_READY', `an AgentUpgrade refused: the daemon is starting: ${detail}`);
+
+describe('retryWhileStarting', () => {
+  it('issue22#2 gives up at the timeout it is given (not 60 s), and tells each reason it waits for once', async () => {
+    const told: string[] = [];
+    let calls = 0;
+    const startedAt = Date.now();
+    const waited = retryWhileStarting(
+      () => {
+        calls += 1;
+        return Promise.reject(
+          starting(calls < 3 ? 'judging op-1' : 'setting a corrupt signal aside'),
+        );
+      },
+      { timeoutMs: 300, intervalMs: 20, onWaiting: (reason) => told.push(reason) },
+    );
+    await expect(waited).rejects.toMatchObject({ code: 'DAEMON_NOT_READY' });
+    expect(Date.now() - startedAt).toBeLessThan(5_000);
+    expect(told).toEqual([
+      'an AgentUpgrade refused: the daemon is starting: judging op-1',
+      'an AgentUpgrade refused: the daemon is starting: setting a corrupt signal aside',
+    ]);
+  });
+
+  it('any other refusal comes back at once, untold', async () => {
+    const told: string[] = [];
+    const refusal = new AgentError('DAEMON_NOT_READY', 'refused: the daemon queued its restart');
+    await expect(
+      retryWhileStarting(() => Promise.reject(refusal), { onWaiting: (r) => told.push(r) }),
+    ).rejects.toBe(refusal);
+    expect(told).toEqual([]);
+  });
+});
