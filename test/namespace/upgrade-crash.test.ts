@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   allFailpoints,
+  convergeFailpoints,
   failpoints,
   moveFailpoints,
   type FailpointName,
@@ -103,8 +104,13 @@ function crashScenario(fp: FailpointName): string {
 describe.skipIf(unavailable !== undefined)(
   'AgentUpgrade killed at every failpoint converges',
   () => {
-    // The move's failpoints have their own crash test (host-root-move-crash.test.ts).
-    it.each(allFailpoints.filter((fp) => !moveFailpoints.includes(fp)).map((fp) => [fp]))(
+    // The move's failpoints have their own crash test (host-root-move-crash.test.ts),
+    // and so do those of convergence from damage (converge-crash.test.ts).
+    it.each(
+      allFailpoints
+        .filter((fp) => !moveFailpoints.includes(fp) && !convergeFailpoints.includes(fp))
+        .map((fp) => [fp]),
+    )(
       '%s',
       (fp) => {
         if (build === undefined) throw new Error('the second build is missing');
