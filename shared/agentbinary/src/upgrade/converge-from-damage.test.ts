@@ -12,7 +12,6 @@ import { recoverAgentUpgrade } from './recover-agent-upgrade.js';
 import {
   fakeJudgeHost,
   installedLayout,
-  link,
   log,
   newLayout,
   selection,
