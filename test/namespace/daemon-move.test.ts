@@ -22,8 +22,10 @@ describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () 
       echo "after2_legacy=$(ls /usr/local/lib | tr '\n' ' ')x seed=$(test -e /usr/local/bin/aks-flex-node && echo kept || echo gone)"
       echo "after2_unit=$(unit_binary) record=$(test -e /etc/aks-flex-node/host-root-agents && echo kept || echo gone)"
       # Not even the confinement's write path: it is rendered only while the legacy root is in use.
-      grep -H /usr/local /etc/systemd/system/*.service | sed "s/^/mention: /" || true
-      echo "units_naming_usr_local=$(cat /etc/systemd/system/*.service | grep -c /usr/local)"
+      # The legacy root as a path of its own (after "=", a space or ReadWritePaths'
+      # "-"), not a machine's usr/local/bin under /var/lib/machines.
+      grep -HE '(^|[[:space:]=-])/usr/local' /etc/systemd/system/*.service | sed "s/^/mention: /" || true
+      echo "units_naming_usr_local=$(cat /etc/systemd/system/*.service | grep -cE '(^|[[:space:]=-])/usr/local')"
       echo "after2_localdns=$(localdns_helper) $("$(localdns_helper)" up) $(stat -c %a "$(localdns_helper)")"
       "$(unit_binary)" version >/dev/null && echo after2_unit_runs=yes
       # A host an earlier build moved: its LocalDNS unit still names the helper
