@@ -39,7 +39,7 @@ mode_of() { stat -c '%a:%U:%G' "$1"; }
 refused() { # NAME COMMAND...: exit code, and whether stderr names the holder and blames an earlier release
   local name=$1; shift
   set +e; "$@" >"/tmp/$name.out" 2>"/tmp/$name.err"; echo "${D}{name}Exit=$?"; set -e
-  echo "${D}{name}NamesHolder=$(grep -q "is held by pid $holder (flock, user $holder_user)" "/tmp/$name.err" && echo yes || echo no)"
+  echo "${D}{name}NamesHolder=$(grep -q "is held by pid $holder (flock [^,]*, user $holder_user)" "/tmp/$name.err" && echo yes || echo no)"
   echo "${D}{name}Blames=$(grep -qi 'earlier release' "/tmp/$name.err" && echo yes || echo no)"
   sed "s/^/$name: /" "/tmp/$name.err" >&2
 }

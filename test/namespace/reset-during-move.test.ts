@@ -307,7 +307,7 @@ describe.skipIf(unavailable !== undefined)(
         parent: 'kept',
       });
       expect(seen.frozen_error).toMatch(
-        /^error: activation in progress: \/run\/aks-flex-node-agent-upgrade\.lock is held/,
+        /^error: activation in progress: a reset cannot start now: \/run\/aks-flex-node-agent-upgrade\.lock is held by pid \d+ \(aks-flex-node\S* agent/,
       );
     });
   },

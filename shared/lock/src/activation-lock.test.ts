@@ -129,7 +129,7 @@ describe("the Go releases' flock, held with the activation lock", () => {
           error.path === goLockPath &&
           error.message.includes('an upgrade') &&
           // issue22#1: the holder is named from /proc/locks, never guessed.
-          error.message.includes(`is held by pid ${String(goRelease.pid)} (sleep, user root)`) &&
+          error.message.includes(`is held by pid ${String(goRelease.pid)} (sleep 30, user root)`) &&
           !error.message.includes('earlier release'),
       );
       // The retrying form does not wait for it either: a flock is never stale.

@@ -32,8 +32,8 @@ describe('findLockHolders (issue 22 item 1)', () => {
     try {
       await expect.poll(() => findLockHolders(lockPath), { timeout: 5_000 }).toHaveLength(1);
       const holders = await findLockHolders(lockPath);
-      expect(holders).toEqual([{ pid: child.pid, uid: 0, user: 'root', command: 'sleep' }]);
-      expect(describeLockHolders(holders)).toBe(`pid ${String(child.pid)} (sleep, user root)`);
+      expect(holders).toEqual([{ pid: child.pid, uid: 0, user: 'root', command: 'sleep 30' }]);
+      expect(describeLockHolders(holders)).toBe(`pid ${String(child.pid)} (sleep 30, user root)`);
     } finally {
       child.kill('SIGKILL');
       await once(child, 'exit');
@@ -49,7 +49,7 @@ describe('findLockHolders (issue 22 item 1)', () => {
     try {
       const holders = await findLockHolders(lockPath);
       expect(holders.map((holder) => holder.pid)).toEqual([reported]);
-      expect(holders[0]?.command).toBe('sleep');
+      expect(holders[0]?.command).toBe('sleep 30');
     } finally {
       child.kill('SIGKILL');
       await once(child, 'exit');

@@ -6,7 +6,12 @@ export interface LockHolder {
   uid: number;
   /** The user's name from /etc/passwd, or the uid as text when it has none. */
   user: string;
-  /** The command name (`/proc/<pid>/comm`). */
+  /**
+   * The command line (`/proc/<pid>/cmdline`, the program's base name and its
+   * arguments, shortened), or `comm` when it has none. Not `comm` first: a
+   * Node.js process names its main thread "MainThread", which tells an
+   * operator nothing about which command to stop.
+   */
   command: string;
 }
 
@@ -45,7 +50,7 @@ export async function findLockHolders(lockFile: string): Promise<LockHolder[]> {
   }
 }
 
-/** "pid 12 (flock, user nobody)" for each holder, or a sentence saying none was found. */
+/** "pid 12 (flock /run/x.lock sleep 600, user nobody)" for each holder, or a sentence saying none was found. */
 export function describeLockHolders(holders: readonly LockHolder[]): string {
   if (holders.length === 0) return 'a process this look could not name (see `lslocks`)';
   return holders
@@ -101,13 +106,29 @@ async function describeProcess(
   try {
     const status = await readFile(`${procDir}/${String(pid)}/status`, 'utf8');
     const uid = Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1);
-    const command = (await readFile(`${procDir}/${String(pid)}/comm`, 'utf8')).trim();
+    const command = await commandOf(pid);
     return { pid, uid, user: users.get(uid) ?? String(uid), command };
   } catch {
     // It ended since it was found: it holds nothing any more.
     return undefined;
   }
 }
+
+/** How a refusal names a process: its command line, else its comm. */
+async function commandOf(pid: number): Promise<string> {
+  const argv = (await readFile(`${procDir}/${String(pid)}/cmdline`, 'utf8'))
+    .split('\0')
+    .filter((arg) => arg !== '');
+  const [program, ...args] = argv;
+  if (program === undefined) {
+    return (await readFile(`${procDir}/${String(pid)}/comm`, 'utf8')).trim();
+  }
+  const line = [program.slice(program.lastIndexOf('/') + 1), ...args].join(' ');
+  return line.length > maxCommandLength ? `${line.slice(0, maxCommandLength - 1)}…` : line;
+}
+
+/** Long enough for `aks-flex-node agent --config /etc/aks-flex-node/config.json`. */
+const maxCommandLength = 80;
 
 async function userNames(passwdFile: string): Promise<Map<number, string>> {
   const users = new Map<number, string>();
