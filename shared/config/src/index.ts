@@ -2,3 +2,4 @@ export { agentConfigSchema, defaultAgentConfig } from './agent-config-schema.js'
 export type { AgentConfig } from './agent-config-schema.js';
 export { readAgentConfig } from './config.js';
 export { maxConfigBytes, readConfigFile } from './read-config-file.js';
+export { readConfigJson } from './read-config-json.js';

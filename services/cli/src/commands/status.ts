@@ -21,14 +21,15 @@ export async function runStatus(args: string[]): Promise<number> {
 }
 
 /**
- * With no daemon answering, the CLI itself says when the reason is that no
- * agent binary runs (both slots broken), which no daemon can report; loaded
- * only then, so the common status stays small.
+ * With no daemon answering, the CLI itself says why when the host shows it
+ * (no agent binary runs, the agent unit cannot be loaded, the config is
+ * invalid), which no daemon can report; loaded only then, so the common
+ * status stays small.
  */
 async function explainUnreachable(error: unknown): Promise<never> {
   if (isAgentError(error, 'DAEMON_UNREACHABLE')) {
-    const { diagnoseAgentBinaries } = await import('./diagnose-binaries.js');
-    const broken = await diagnoseAgentBinaries();
+    const { diagnoseUnreachable } = await import('./diagnose-unreachable.js');
+    const broken = await diagnoseUnreachable();
     if (broken !== undefined) throw broken;
   }
   throw error;
