@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { installFile, makeIoError, replaceSymlinkAtomic } from '@aks-flex-node/fs';
 import { AgentError, errnoCode, type Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from './agent-binary-paths.js';
-import { inspectAgentLink } from './agent-link.js';
+import { describeAgentLink, inspectAgentLink } from './agent-link.js';
 import { isLinkTo, resolveIfPresent } from './resolve-link.js';
 import { candidateSlotFor } from './upgrade/candidate-slot.js';
 
@@ -60,11 +60,21 @@ export async function ensureAgentBinaryLayout(
     log.info({ current }, 'pointed the current link at the agent binary');
     changed = true;
   }
-  let lastGood = await runnableTarget(paths.lastGood);
+  const lastGoodState = await inspectAgentLink(paths.lastGood);
+  let lastGood = lastGoodState.kind === 'runnable' ? lastGoodState.target : undefined;
   if (lastGood === undefined || (lastGood === paths.binary && seededFromBinary)) {
     await replaceSymlinkAtomic(paths.lastGood, current);
     lastGood = current;
-    log.info({ lastGood }, 'pointed the last-good link at the current binary');
+    // A last-good that could not run is damage (issue 22): warned with what it
+    // was, so the journal says why the rollback target changed.
+    if (lastGoodState.kind === 'missing' || lastGoodState.kind === 'runnable') {
+      log.info({ lastGood }, 'pointed the last-good link at the current binary');
+    } else {
+      log.warn(
+        { lastGood, link: paths.lastGood, was: describeAgentLink(lastGoodState) },
+        `the last-good link ${paths.lastGood} could not run (${describeAgentLink(lastGoodState)}); pointed it at the current binary ${current}`,
+      );
+    }
     changed = true;
   } else if (lastGood === paths.binary) {
     // last-good is the plain file an older release ran, and current is a slot.
