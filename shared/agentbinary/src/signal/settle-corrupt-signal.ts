@@ -120,7 +120,14 @@ async function linkAside(signalFile: string, stamp: string): Promise<string> {
       await syncDirectory(path.dirname(signalFile));
       return name;
     } catch (error) {
-      if (errnoCode(error) !== 'EEXIST') throw makeIoError('set aside', signalFile, error);
+      if (errnoCode(error) === 'EEXIST') continue;
+      // EPERM from link(2) as root is most often an immutable or append-only
+      // file (chattr +i/+a), which a filesystem repair or a hand may leave.
+      const hint =
+        errnoCode(error) === 'EPERM'
+          ? `see \`lsattr ${signalFile}\`; if it is immutable, run \`chattr -i ${signalFile}\` and the agent sets it aside at its next start`
+          : undefined;
+      throw makeIoError('set aside', signalFile, error, hint === undefined ? {} : { hint });
     }
   }
   throw makeIoError('set aside', signalFile, new Error('no free .corrupt-* name after 100 tries'));
