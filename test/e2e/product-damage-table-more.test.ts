@@ -227,6 +227,7 @@ async function runRow(host: Host, row: Row): Promise<Outcome> {
     row,
     servedMs,
     status,
+    journal: '',
     handEdit: servedMs === undefined ? 'yes' : 'no',
   };
   if (servedMs === undefined && row.repairFrom !== undefined) {
@@ -241,6 +242,15 @@ async function runRow(host: Host, row: Row): Promise<Outcome> {
   }
   if (servedMs === undefined && row.repairFrom === undefined)
     outcome.handEdit = "yes: the config is the operator's input; status names the file";
+  const journal = await host.run([
+    'journalctl',
+    `--unit=${productUnits.agent}`,
+    // Fractional, so the row before is not counted: rows are seconds apart.
+    `--since=@${(t0 / 1000).toFixed(3)}`,
+    '--output=cat',
+    '--no-pager',
+  ]);
+  outcome.journal = journal.stdout;
   return outcome;
 }
 
