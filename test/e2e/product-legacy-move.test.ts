@@ -111,9 +111,14 @@ async function expectMovedLayout(host: Host): Promise<void> {
   expect(hooks.preStart).toContain(`path=${movedHelper} `);
   expect(hooks.postStart).toContain(`path=${movedHelper} `);
   // Not even the confinement's write path: it is rendered only while the
-  // legacy root holds files of the agent (docs/hardening.md).
+  // legacy root holds files of the agent (docs/hardening.md). The legacy root
+  // as a path of its own (after "=", a space or ReadWritePaths' "-"), not a
+  // machine's usr/local/bin under /var/lib/machines, which the units may write.
   expect(
-    await shell(host, 'grep -rl /usr/local /etc/systemd/system/ 2>/dev/null | sort || true'),
+    await shell(
+      host,
+      "grep -rlE '(^|[[:space:]=-])/usr/local' /etc/systemd/system/ 2>/dev/null | sort || true",
+    ),
   ).toBe('');
   expect(await shell(host, `readlink -f ${movedLib}/aks-flex-node-current`)).toMatch(
     new RegExp(`^${movedLib}/aks-flex-node-(blue|green)$`),
