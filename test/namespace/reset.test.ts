@@ -64,7 +64,9 @@ state() {
 }
 state > /tmp/end-state
 echo "end_state=$(sha256sum < /tmp/end-state | cut -c1-16)"
-echo "systemctl=$(paste -sd'|' /run/systemctl.log)"
+# Reset's calls only: start_daemon polls status, and a status that finds no
+# daemon asks systemd whether the agent unit loads (diagnose-unreachable.ts).
+echo "systemctl=$(grep -v -- '--property=LoadState --value' /run/systemctl.log | paste -sd'|')"
 `;
 
 interface Scenario {
