@@ -108,6 +108,12 @@ async function guardPendingUpgrade(deadlineSeconds: number, log: Logger): Promis
 async function convergeDamage(layout: AgentBinaryPaths, host: Host, log: Logger): Promise<void> {
   const signal = await readUpgradeSignalState(hostPaths.signalFile);
   const current = await inspectAgentLink(layout.current);
+  // Neither link exists: no agent is installed in this layout (the guard run
+  // by hand, or from a unit a reset left), so there is nothing to converge
+  // and no binary to call missing.
+  if (current.kind === 'missing' && (await inspectAgentLink(layout.lastGood)).kind === 'missing') {
+    return;
+  }
   if (current.kind === 'runnable') {
     if (signal.kind !== 'corrupt') return;
     const lastGood = await inspectAgentLink(layout.lastGood);
