@@ -6,7 +6,6 @@ import {
   sweepUpgradeLeftovers,
 } from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
-import { readAgentConfig } from '@aks-flex-node/config';
 import {
   hostRootState,
   loadRecordedDigests,
@@ -20,7 +19,12 @@ import {
   createSystemdResetEffects,
   isSystemdBooted,
 } from '@aks-flex-node/reset';
-import { hostPaths, temporaryFilePlaces, unitNames } from '@aks-flex-node/layout';
+import {
+  configLastGoodFor,
+  hostPaths,
+  temporaryFilePlaces,
+  unitNames,
+} from '@aks-flex-node/layout';
 import { createLogger, type Logger } from '@aks-flex-node/log';
 import {
   fileDigest,
@@ -39,6 +43,12 @@ import { createResetService } from './reset/reset-service.js';
 import { createSelfDaemonStopper, createSystemdDaemonStopper } from './reset/stop-daemon.js';
 import { createNspawnHooksService } from './nspawn-hooks-service.js';
 import { createDaemonMoveHost } from './startup/daemon-move-host.js';
+import {
+  describeConfigRestore,
+  keepConfigLastGood,
+  readConfigAtStart,
+  restoreConfigFromLastGood,
+} from './startup/config-last-good.js';
 import { sweepTemporaryFiles } from './startup/sweep-temporary-files.js';
 import { monotonicMs, recordAgentStart } from './upgrade/start-limit.js';
 import { runStartSequence } from './startup/start-sequence.js';
@@ -72,7 +82,14 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   // SIGHUP or SIGUSR2 then is ignored rather than ending the daemon.
   const stop = createStopRequest(waitForStopSignal());
   const ignored = ignoreSignals();
-  const config = await readAgentConfig(options.configPath);
+  // A config that is not JSON (a torn write) runs this start with its
+  // last-good copy, put in its place once the guard is held (prepareHost).
+  const configFiles = {
+    configPath: options.configPath,
+    lastGoodPath: configLastGoodFor(options.configPath),
+  };
+  const startConfig = await readConfigAtStart(configFiles);
+  const { config } = startConfig;
   const log = createLogger({
     level: config.agent?.logLevel ?? 'info',
     bindings: { role: 'agent' },
@@ -191,6 +208,21 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     upgrades,
     reset,
     prepareHost: async () => {
+      // First, under the guard: a second daemon refused before it could
+      // touch the config. Status shows the restore until the next start.
+      if (startConfig.restore !== undefined) {
+        const { reason } = startConfig.restore;
+        const setAsideAs = await restoreConfigFromLastGood(
+          configFiles,
+          startConfig.text,
+          reason,
+          log,
+          () => host.wallClock(),
+        );
+        if (setAsideAs !== undefined) {
+          gate.noteProblem(describeConfigRestore(configFiles, setAsideAs, reason));
+        }
+      }
       // Each start under systemd is one its start limit counts; recorded so a
       // planned restart can be spaced where reset-failed is refused.
       if (managedBySystemd) await recordAgentStart(paths.agentStarts, monotonicMs());
@@ -274,6 +306,9 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     buildApp: async (daemon) => {
       // The host as prepareHost left it, before the first request.
       await hostView.refresh();
+      // The config this daemon got to serving with is the one a torn write
+      // later converges back to.
+      await keepConfigLastGood(configFiles, startConfig.text, log);
       return buildApp({
         log,
         version: options.version,

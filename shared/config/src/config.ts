@@ -5,7 +5,11 @@ import { readConfigJson } from './read-config-json.js';
 
 /** Reads and validates the config file. Throws INVALID_CONFIG naming the file and the field. */
 export async function readAgentConfig(configPath: string): Promise<AgentConfig> {
-  const json = await readConfigJson(configPath);
+  return validateAgentConfig(await readConfigJson(configPath), configPath);
+}
+
+/** Validates a config's parsed JSON read from `configPath` against the schema. */
+export function validateAgentConfig(json: unknown, configPath: string): AgentConfig {
   const parsed = agentConfigSchema.safeParse(json);
   if (!parsed.success) {
     throw new AgentError(

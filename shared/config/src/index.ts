@@ -1,5 +1,5 @@
 export { agentConfigSchema, defaultAgentConfig } from './agent-config-schema.js';
 export type { AgentConfig } from './agent-config-schema.js';
-export { readAgentConfig } from './config.js';
+export { readAgentConfig, validateAgentConfig } from './config.js';
 export { maxConfigBytes, readConfigFile } from './read-config-file.js';
-export { readConfigJson } from './read-config-json.js';
+export { configParseFailed, parseConfigJson, readConfigJson } from './read-config-json.js';

@@ -27,6 +27,11 @@ export const failpoints = {
   signalCorruptSetAside: 'converge/signal-corrupt-set-aside',
   signalCorruptReplaced: 'converge/signal-corrupt-replaced',
   currentRepointed: 'converge/current-repointed',
+  // A config that is not JSON (a torn write) is kept under a name that says
+  // so, then the last-good copy is renamed into its place (the daemon's start,
+  // under its single-instance guard).
+  configCorruptSetAside: 'converge/config-corrupt-set-aside',
+  configRestored: 'converge/config-restored',
   // The host-root move (shared/hostroot), pass 1: the daemon runs from the
   // legacy root, under the activation lock. In the order the steps run.
   moveDigestRecorded: 'move/digest-recorded',

@@ -18,6 +18,7 @@ export {
 } from './names.js';
 export {
   agentUnits,
+  configLastGoodFor,
   hostPaths,
   hostPathsUnder,
   nspawnMachineFiles,

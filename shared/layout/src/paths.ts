@@ -28,6 +28,14 @@ export interface HostPaths {
   /** Configuration and upgrade state; outside the root so a rollback to an older release finds it. */
   readonly configDir: string;
   readonly configFile: string;
+  /**
+   * The config's last-good copy: the daemon's own (services/supervisor,
+   * startup/config-last-good.ts). The exact bytes of the last config a daemon
+   * started and served with, 0600 like the config (it may hold a token), so a
+   * torn write of the config (empty, truncated, not JSON) converges at the next
+   * start instead of needing a hand edit. Never read by the Go releases.
+   */
+  readonly configLastGood: string;
   /** The pending AgentUpgrade signal. Not under the root: it must survive a rollback. */
   readonly signalFile: string;
   /** Digests of every daemon binary that ran on a linked host. */
@@ -120,6 +128,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     staging: `${root}.staging`,
     configDir,
     configFile: path.join(configDir, 'config.json'),
+    configLastGood: configLastGoodFor(path.join(configDir, 'config.json')),
     signalFile: path.join(configDir, 'agent-upgrade-signal.json'),
     digestRecord: path.join(configDir, 'host-root-agents'),
     unitDir: at('/etc/systemd/system'),
@@ -231,3 +240,8 @@ export function nspawnMachineFiles(
  * library write beside (or instead of) the per-machine units.
  */
 export const regenerateConfigTemplate = 'unbounded-agent-regenerate-config@.service';
+
+/** The last-good copy of the config at `configPath` (see {@link HostPaths.configLastGood}). */
+export function configLastGoodFor(configPath: string): string {
+  return `${configPath}.last-good`;
+}

@@ -25,6 +25,7 @@ describe('temporaryFilePlaces (issue 22 item 5)', () => {
     ['the current link', '/host/usr/local/lib/aks-flex-node/aks-flex-node-current'],
     ['the host root link', '/host/opt/unbounded/agent'],
     ['the config', paths.configFile],
+    ["the config's last-good copy", paths.configLastGood],
     ['the signal', paths.signalFile],
     ['the digest record', paths.digestRecord],
     ['the agent unit', path.join(paths.unitDir, unitNames.agent)],

@@ -63,7 +63,10 @@ export function temporaryFilePlaces(paths: HostPaths): TemporaryFilePlace[] {
     ...layoutFilePlaces(paths.legacy, hostLayoutFiles(), true),
     // Migrate and the move's undo replace the root's link beside it.
     place(paths.parent, [path.basename(paths.root)]),
-    place(paths.configDir, inDir([paths.configFile, paths.signalFile, paths.digestRecord])),
+    place(
+      paths.configDir,
+      inDir([paths.configFile, paths.configLastGood, paths.signalFile, paths.digestRecord]),
+    ),
     place(paths.unitDir, Object.values(unitNames)),
     {
       dir: paths.operationsDir,

@@ -1,9 +1,8 @@
-import { link } from 'node:fs/promises';
 import path from 'node:path';
 import type { UpgradeSignal } from '@aks-flex-node/api';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
-import { makeIoError, removeOwned, syncDirectory } from '@aks-flex-node/fs';
-import { errnoCode, type Logger } from '@aks-flex-node/log';
+import { corruptStampOf, linkAside, removeOwned, syncDirectory } from '@aks-flex-node/fs';
+import type { Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { inspectAgentLink } from '../agent-link.js';
 import { isSlot } from '../upgrade/candidate-slot.js';
@@ -77,10 +76,10 @@ async function setAsideCorruptSignal(
 ): Promise<CorruptSignalSetAside> {
   const { signalFile, log } = options;
   const now = options.now();
-  const setAsideAs = await linkAside(signalFile, stampOf(now));
+  const setAsideAs = await linkAside(signalFile, now);
   failpoint(failpoints.signalCorruptSetAside);
   const rebuilt = await rebuildFromLinks(options.paths, {
-    operationName: salvagedOperation ?? `corrupt-signal-${stampOf(now)}`,
+    operationName: salvagedOperation ?? `corrupt-signal-${corruptStampOf(now)}`,
     startedAt: now.toISOString(),
     corruptSignal: `${reason}; set aside as ${setAsideAs}`,
   });
@@ -111,28 +110,6 @@ export function describeSetAside(setAside: CorruptSignalSetAside): string {
   return `set a corrupt AgentUpgrade signal aside as ${setAside.setAsideAs} (${setAside.reason}); ${what}`;
 }
 
-/** Hard-links the signal to a free `.corrupt-<stamp>[-N]` name and syncs the directory. */
-async function linkAside(signalFile: string, stamp: string): Promise<string> {
-  for (let attempt = 0; attempt < 100; attempt += 1) {
-    const name = `${signalFile}.corrupt-${stamp}${attempt === 0 ? '' : `-${attempt}`}`;
-    try {
-      await link(signalFile, name);
-      await syncDirectory(path.dirname(signalFile));
-      return name;
-    } catch (error) {
-      if (errnoCode(error) === 'EEXIST') continue;
-      // EPERM from link(2) as root is most often an immutable or append-only
-      // file (chattr +i/+a), which a filesystem repair or a hand may leave.
-      const hint =
-        errnoCode(error) === 'EPERM'
-          ? `see \`lsattr ${signalFile}\`; if it is immutable, run \`chattr -i ${signalFile}\` and the agent sets it aside at its next start`
-          : undefined;
-      throw makeIoError('set aside', signalFile, error, hint === undefined ? {} : { hint });
-    }
-  }
-  throw makeIoError('set aside', signalFile, new Error('no free .corrupt-* name after 100 tries'));
-}
-
 /** The signal that judges `current` again, or undefined when there is nothing to judge. */
 async function rebuildFromLinks(
   paths: AgentBinaryPaths,
@@ -151,12 +128,4 @@ async function rebuildFromLinks(
     previousPath: lastGood.target,
     switchCommitted: true,
   };
-}
-
-/** `20261203T131500Z`: sortable, and free of characters a shell or a file name minds. */
-function stampOf(now: Date): string {
-  return now
-    .toISOString()
-    .replace(/[-:]/g, '')
-    .replace(/\.\d+Z$/, 'Z');
 }
