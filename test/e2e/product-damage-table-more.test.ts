@@ -18,9 +18,10 @@ import {
 // config and the agent unit. One booted host; between rows the layout goes
 // back to what `start` left. Rows where a runnable binary exists and the
 // damage does not stop it must serve within 60 s with no hand edit. Rows the
-// node cannot get past by itself (the config, the agent unit) must have the
-// CLI's `status`, with no daemon, say what is wrong and the one repair; the
-// unit rows then run that repair as printed and show it serves.
+// node cannot get past by itself (a config that fails the schema, the agent
+// unit) must say what is wrong and the one repair; the unit rows then run
+// that repair as printed and show it serves. A torn config (empty, garbage,
+// truncated) is restored from its last-good copy and serves.
 
 const { signalFile, currentLink, lastGoodLink, blueSlot, greenSlot, configDir, operationsDir } =
   productPaths;
@@ -48,8 +49,8 @@ const lastGoodRepaired = new RegExp(
   `the last-good link ${lastGoodLink} could not run .*; pointed it at the current binary ${blueSlot}`,
 );
 
-const configInvalid = new RegExp(
-  `the agent exits at start, so nothing serves status: parse ${configFile}: .*\\n.*jq \\. ${configFile}`,
+const configRestored = new RegExp(
+  `restored ${configFile} from its last-good copy ${configFile}\\.last-good \\(parse ${configFile}: .*\\); the damaged bytes are kept as ${configFile}\\.corrupt-\\d{8}T\\d{6}Z`,
 );
 
 const rows: readonly Row[] = [
@@ -122,26 +123,29 @@ const rows: readonly Row[] = [
     apply: `mkdir -p ${operationsDir}; printf '{garbage' > ${operationsDir}/op-garbage.json`,
     serves: true,
   },
-  {
+  // A torn config converges at the next start: set aside, and the last-good
+  // copy the installing start kept is put back (docs/upgrades.md).
+  ...(
+    [
+      ['empty', `: > ${configFile}`],
+      ['garbage', `printf 'garbage' > ${configFile}`],
+      ['truncated JSON', `head -c 20 ${backup}/config.json > ${configFile}`],
+    ] as const
+  ).map(([damage, apply]): Row => ({
     file: 'config',
-    damage: 'empty',
-    apply: `: > ${configFile}`,
-    serves: false,
-    expectStatus: configInvalid,
-  },
+    damage,
+    apply,
+    serves: true,
+    expectStatus: configRestored,
+    expectJournal: /restored it from its last-good copy/,
+  })),
   {
+    // Parses but fails the schema: the operator's edit, never overwritten.
     file: 'config',
-    damage: 'garbage',
-    apply: `printf 'garbage' > ${configFile}`,
+    damage: 'valid JSON, fails the schema',
+    apply: `printf '{"agent":{"logLevel":"loud"}}' > ${configFile}`,
     serves: false,
-    expectStatus: configInvalid,
-  },
-  {
-    file: 'config',
-    damage: 'truncated JSON',
-    apply: `head -c 20 ${backup}/config.json > ${configFile}`,
-    serves: false,
-    expectStatus: configInvalid,
+    expectJournal: new RegExp(`${configFile} is not a valid config`),
   },
   {
     file: 'agent unit',
@@ -167,7 +171,7 @@ const saveBackup = `mkdir -p ${backup}; cp -a ${configFile} ${agentUnit} ${backu
 const baseline = `systemctl stop ${productUnits.agentSocket} ${productUnits.agent} || true
 systemctl reset-failed ${productUnits.agent} ${productUnits.agentSocket} || true
 chattr -i ${signalFile} 2>/dev/null || true
-rm -rf ${greenSlot} ${signalFile} ${signalFile}.corrupt-* ${digestRecord} ${operationsDir}/op-garbage.json*
+rm -rf ${greenSlot} ${signalFile} ${signalFile}.corrupt-* ${configFile}.corrupt-* ${digestRecord} ${operationsDir}/op-garbage.json*
 cp -a ${backup}/config.json ${configFile}; cp -a ${backup}/${productUnits.agent} ${agentUnit}
 systemctl daemon-reload
 ln -sfn ${blueSlot} ${currentLink}; ln -sfn ${blueSlot} ${lastGoodLink}`;
