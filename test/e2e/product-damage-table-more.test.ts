@@ -145,6 +145,9 @@ const rows: readonly Row[] = [
     damage: 'valid JSON, fails the schema',
     apply: `printf '{"agent":{"logLevel":"loud"}}' > ${configFile}`,
     serves: false,
+    expectStatus: new RegExp(
+      `the agent exits at start, so nothing serves status: ${configFile} is not a valid config: .*agent\\.logLevel`,
+    ),
     expectJournal: new RegExp(`${configFile} is not a valid config`),
   },
   {

@@ -61,23 +61,69 @@ function unitLoadState(unit: string): Promise<string | undefined> {
 
 /**
  * The config as the daemon reads it first (readAgentConfig's JSON half: the
- * status bundle holds no zod, so a schema error shows in the journal only).
- * The daemon exits on what it throws, before it serves.
+ * status bundle holds no zod). The daemon exits on what it throws, before it
+ * serves; a torn config it restores from its last-good copy at the next start
+ * (docs/upgrades.md), so what is named here is the one it could not. A config
+ * that parses but fails the schema is named by the daemon's own last words in
+ * the journal, when they are its latest error.
  */
 async function diagnoseConfig(): Promise<AgentError | undefined> {
+  let failure: AgentError | undefined;
   try {
     await readConfigJson(hostPaths.configFile);
-    return undefined;
+    failure = await schemaFailureInJournal(hostPaths.configFile);
   } catch (error) {
     if (!isAgentError(error, 'INVALID_CONFIG')) return undefined;
-    return new AgentError(
-      'INVALID_CONFIG',
-      `the agent exits at start, so nothing serves status: ${error.message}`,
-      {
-        path: hostPaths.configFile,
-        cause: error,
-        hint: `${error.hint ?? 'correct the file'}; the agent retries every 30 s, or run \`systemctl restart ${unitNames.agent}\``,
+    failure = error;
+  }
+  if (failure === undefined) return undefined;
+  return new AgentError(
+    'INVALID_CONFIG',
+    `the agent exits at start, so nothing serves status: ${failure.message}`,
+    {
+      path: hostPaths.configFile,
+      cause: failure,
+      hint: `${failure.hint ?? 'correct the file'}; the agent retries every 30 s, or run \`systemctl restart ${unitNames.agent}\``,
+    },
+  );
+}
+
+/**
+ * The daemon's refusal of a config that fails the schema, when it is the
+ * latest error line the agent unit logged: the daemon prints
+ * "error: <config> is not a valid config: …" and exits.
+ */
+async function schemaFailureInJournal(configFile: string): Promise<AgentError | undefined> {
+  const lines = await recentAgentJournal();
+  const refusal = `error: ${configFile} is not a valid config`;
+  const latestError = lines.findLast((line) => line.startsWith('error: '));
+  if (latestError?.startsWith(refusal) !== true) return undefined;
+  const at = lines.lastIndexOf(latestError);
+  // The schema's own lines follow the first (the field and what it must be).
+  const detail = lines
+    .slice(at + 1)
+    .filter((line) => /^\s*(\u2716|\u2192)/.test(line))
+    .join(' ');
+  return new AgentError(
+    'INVALID_CONFIG',
+    `${latestError.slice('error: '.length)}${detail === '' ? '' : ` ${detail}`}`,
+    {
+      path: configFile,
+      hint: `correct the fields named above in ${configFile} (\`journalctl -u ${unitNames.agent} -n 20\` shows the daemon's refusal)`,
+    },
+  );
+}
+
+/** The agent unit's last journal lines; none when journalctl cannot say. */
+function recentAgentJournal(): Promise<string[]> {
+  return new Promise((resolve) => {
+    execFile(
+      'journalctl',
+      ['--unit', unitNames.agent, '--lines', '20', '--output', 'cat', '--no-pager', '--quiet'],
+      { timeout: 10_000 },
+      (error, stdout) => {
+        resolve(error === null ? stdout.split('\n') : []);
       },
     );
-  }
+  });
 }

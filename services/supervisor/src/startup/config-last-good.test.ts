@@ -1,7 +1,7 @@
-import { mkdtemp, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { AgentError, createSilentLogger } from '@aks-flex-node/log';
 import {
   keepConfigLastGood,
@@ -16,8 +16,14 @@ const log = createSilentLogger();
 const permissions = (mode: number) => mode & 0o777;
 const now = () => new Date('2026-12-03T14:30:00.123Z');
 
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
 async function filesWith(config: string, lastGood?: string): Promise<ConfigFiles> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'config-last-good-'));
+  dirs.push(dir);
   const files = {
     configPath: path.join(dir, 'config.json'),
     lastGoodPath: path.join(dir, 'config.json.last-good'),
