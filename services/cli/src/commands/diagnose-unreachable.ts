@@ -24,13 +24,15 @@ export async function diagnoseUnreachable(): Promise<AgentError | undefined> {
   } catch {
     return undefined;
   }
-  return (await diagnoseAgentUnit(current)) ?? (await diagnoseConfig());
+  const loadState = await unitLoadState(unitNames.agent);
+  // The journal is the agent unit's only where systemd runs it: elsewhere
+  // (no bus) it may hold another system's lines.
+  return diagnoseAgentUnit(current, loadState) ?? (await diagnoseConfig(loadState === 'loaded'));
 }
 
 /** Systemd's verdict on the agent unit: a missing or unparseable unit file means nothing can start the daemon. */
-async function diagnoseAgentUnit(current: string): Promise<AgentError | undefined> {
+function diagnoseAgentUnit(current: string, loadState: string | undefined): AgentError | undefined {
   const unitFile = path.join(hostPaths.unitDir, unitNames.agent);
-  const loadState = await unitLoadState(unitNames.agent);
   if (loadState === undefined || loadState === 'loaded') return undefined;
   const what = loadState === 'not-found' ? 'is missing' : `cannot be loaded (${loadState})`;
   return new AgentError(
@@ -67,11 +69,11 @@ function unitLoadState(unit: string): Promise<string | undefined> {
  * that parses but fails the schema is named by the daemon's own last words in
  * the journal, when they are its latest error.
  */
-async function diagnoseConfig(): Promise<AgentError | undefined> {
+async function diagnoseConfig(unitLoaded: boolean): Promise<AgentError | undefined> {
   let failure: AgentError | undefined;
   try {
     await readConfigJson(hostPaths.configFile);
-    failure = await schemaFailureInJournal(hostPaths.configFile);
+    failure = unitLoaded ? await schemaFailureInJournal(hostPaths.configFile) : undefined;
   } catch (error) {
     if (!isAgentError(error, 'INVALID_CONFIG')) return undefined;
     failure = error;
