@@ -92,6 +92,23 @@ async function unwritableCopy(l: Layout, machine: 'kube1' | 'kube2') {
   });
 }
 
+/**
+ * A switched upgrade to green whose candidate has started, with kube1's copy
+ * holding the named slot's bytes: the judge's digest comparison decides.
+ */
+async function candidateStartedWithCopy(copyOf: 'blue' | 'green') {
+  const l = await newLayout();
+  await installedLayout(l, 'green', 'blue');
+  await machineWithCopy(l, 'kube1', l.paths[copyOf]);
+  await writeSignal(l, {
+    activeMachine: 'kube1',
+    initiatingDaemonInstance: 'old',
+    candidatePath: l.paths.green,
+    switchCommitted: true,
+  });
+  return { l, host: fakeJudgeHost(l, l.paths.green, 'candidate') };
+}
+
 describe('issue21 the machine copy is secondary to the host links', () => {
   it('a copy that already holds the source is not rewritten, so a rollback with nothing to undo there writes nothing', async () => {
     const l = await newLayout();
@@ -147,16 +164,7 @@ describe('issue21 the machine copy is secondary to the host links', () => {
   });
 
   it('agentbinary§3.7 step 3 the judge fails an upgrade whose machine copy is not current, and rolls it back', async () => {
-    const l = await newLayout();
-    await installedLayout(l, 'green', 'blue');
-    await machineWithCopy(l, 'kube1', l.paths.blue);
-    await writeSignal(l, {
-      activeMachine: 'kube1',
-      initiatingDaemonInstance: 'old',
-      candidatePath: l.paths.green,
-      switchCommitted: true,
-    });
-    const host = fakeJudgeHost(l, l.paths.green, 'candidate');
+    const { l, host } = await candidateStartedWithCopy('blue');
     expect(await judgeStartedUpgrade(host.options)).toBe('restart-scheduled');
     const judged = await readSignal(l);
     expect(judged?.failure).toMatch(/^upgraded host and nspawn agent binaries do not match/);
@@ -165,16 +173,7 @@ describe('issue21 the machine copy is secondary to the host links', () => {
   });
 
   it('the judge passes an upgrade whose machine copy is current', async () => {
-    const l = await newLayout();
-    await installedLayout(l, 'green', 'blue');
-    await machineWithCopy(l, 'kube1', l.paths.green);
-    await writeSignal(l, {
-      activeMachine: 'kube1',
-      initiatingDaemonInstance: 'old',
-      candidatePath: l.paths.green,
-      switchCommitted: true,
-    });
-    const host = fakeJudgeHost(l, l.paths.green, 'candidate');
+    const { host } = await candidateStartedWithCopy('green');
     expect(await judgeStartedUpgrade(host.options)).toBe('succeeded');
   });
 
