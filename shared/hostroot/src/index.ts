@@ -11,6 +11,7 @@ export { plannedHostRoot } from './planned-host-root.js';
 export { prepareHostRoot } from './prepare-host-root.js';
 export { removeHostRoot } from './remove-host-root.js';
 export { removeLegacySeed } from './remove-legacy-seed.js';
+export type { SeedRemoval } from './remove-legacy-seed.js';
 export { resolveHostRoot } from './resolve-host-root.js';
 export { loadRecordedDigests, recordDigest } from './move/digest-record.js';
 export { systemMoveHost } from './move/move-host.js';

@@ -212,7 +212,8 @@ async function moveUnderLock(deps: StartSequenceDeps): Promise<StartMove> {
 async function removeReleasedSeed(paths: HostPaths, log: Logger): Promise<boolean> {
   try {
     if (!(await isLegacyReleased(paths))) return false;
-    return await removeLegacySeed(paths, log);
+    // A daemon an earlier release's plain unit runs from the seed keeps it (see removeLegacySeed).
+    return (await removeLegacySeed(paths, log, process.execPath)) === 'removed';
   } catch (error) {
     log.warn(
       { err: error, path: paths.legacySeed },

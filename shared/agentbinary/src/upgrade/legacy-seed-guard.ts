@@ -32,7 +32,11 @@ export async function guardLegacySeed(
     );
   }
   if (!released) return;
-  await removeLegacySeed(paths, log);
+  // Kept while this process runs from it: a CLI an earlier release's install
+  // script left there activating directly. No release that predates the host
+  // root can be switched to (the candidate check refuses it), and the daemon
+  // the switch starts, from the host root, removes the seed.
+  if ((await removeLegacySeed(paths, log, process.execPath)) === 'kept-running') return;
   if (await isRegularExecutable(paths.legacySeed)) {
     throw new AgentError(
       'UPGRADE_REFUSED',
