@@ -70,6 +70,7 @@ export interface Systemctl {
   daemonReload(): Promise<void>;
   enable(units: readonly string[]): Promise<void>;
   start(units: readonly string[]): Promise<void>;
+  stop(units: readonly string[]): Promise<void>;
   /** `reset-failed` first so a planned restart never counts toward the start limit. */
   resetFailed(unit: string): Promise<void>;
   restartNoBlock(unit: string): Promise<void>;
@@ -112,6 +113,7 @@ export function createSystemctl(options: SystemctlOptions): Systemctl {
     daemonReload: () => mustSucceed(['daemon-reload']),
     enable: (units) => mustSucceed(['enable', ...units]),
     start: (units) => mustSucceed(['start', ...units]),
+    stop: (units) => mustSucceed(['stop', ...units]),
     resetFailed: (unit) => mustSucceed(['reset-failed', unit]),
     restartNoBlock: (unit) => mustSucceed(['--no-block', 'restart', unit]),
     restart: (unit) => mustSucceed(['restart', unit]),

@@ -50,6 +50,8 @@ interface FakeHostOptions {
   answering?: boolean;
   /** How many polls after `systemctl start` the daemon first answers; never when undefined. */
   answersAfterPolls?: number;
+  /** An earlier release's plain unit runs the agent's service, with no socket, until it is stopped. */
+  plainUnitRunning?: boolean;
 }
 
 /**
@@ -65,7 +67,9 @@ async function fakeHost(options: FakeHostOptions = {}) {
   await writeFile(executable, releaseScript, { mode: 0o755 });
   const calls: string[] = [];
   let clock = 0;
-  let started = options.answering === true;
+  let started = options.answering === true && options.plainUnitRunning !== true;
+  let plainUnitRunning = options.plainUnitRunning === true;
+  let answering = options.answering === true;
   let polls = 0;
   const record = (call: string) => {
     calls.push(call);
@@ -75,13 +79,21 @@ async function fakeHost(options: FakeHostOptions = {}) {
     daemonReload: () => record('daemon-reload'),
     enable: (names) => record(`enable ${names.join(' ')}`),
     start: (names) => {
+      // As systemd: a socket whose service is already active refuses to start.
+      if (plainUnitRunning)
+        return Promise.reject(new Error('Socket service already active, refusing'));
       started = true;
       return record(`start ${names.join(' ')}`);
+    },
+    stop: (names) => {
+      plainUnitRunning = false;
+      answering = false;
+      return record(`stop ${names.join(' ')}`);
     },
     resetFailed: (unit) => record(`reset-failed ${unit}`),
     restartNoBlock: (unit) => record(`restart --no-block ${unit}`),
     restart: (unit) => record(`restart ${unit}`),
-    isActive: () => Promise.resolve(started),
+    isActive: (unit) => Promise.resolve(started || (plainUnitRunning && unit === unitNames.agent)),
     unitState: () =>
       Promise.resolve({ loadState: 'loaded', activeState: 'active', subState: 'running' }),
     mainPid: () => Promise.resolve(4242),
@@ -99,7 +111,7 @@ async function fakeHost(options: FakeHostOptions = {}) {
       },
     },
     status: () => {
-      if (options.answering === true) return Promise.resolve(daemonStatus(paths));
+      if (answering) return Promise.resolve(daemonStatus(paths));
       if (!started) return Promise.reject(unreachable());
       polls += 1;
       const after = options.answersAfterPolls;
@@ -150,6 +162,35 @@ describe('startAgent', () => {
     expect(calls).toEqual([]);
     expect(await absent(paths.configFile)).toBe(true);
     expect(await absent(paths.root)).toBe(true);
+  });
+
+  it("an earlier release's plain unit runs the service without its socket: stopped after the install, right before socket and service start", async () => {
+    const { deps, calls } = await fakeHost({ plainUnitRunning: true, answersAfterPolls: 0 });
+    const outcome = await startAgent(undefined, deps);
+    expect(outcome.sentence).toBe('the agent is installed and running');
+    expect(calls).toEqual([
+      'daemon-reload',
+      `enable ${units}`,
+      `stop ${unitNames.agent}`,
+      `start ${units}`,
+    ]);
+  });
+
+  it('this build answering under a plain unit without its socket: stopped first, then installed and started under the socket', async () => {
+    const { paths, deps, calls } = await fakeHost({
+      answering: true,
+      plainUnitRunning: true,
+      answersAfterPolls: 0,
+    });
+    const outcome = await startAgent(undefined, deps);
+    expect(outcome.sentence).toBe('the agent is installed and running');
+    expect(calls).toEqual([
+      `stop ${unitNames.agent}`,
+      'daemon-reload',
+      `enable ${units}`,
+      `start ${units}`,
+    ]);
+    expect(await absent(paths.root)).toBe(false);
   });
 
   it('a bad --config is refused even when the daemon answers, and nothing is written', async () => {

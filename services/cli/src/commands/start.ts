@@ -2,7 +2,7 @@ import { convergeHostInstall } from '@aks-flex-node/agentbinary';
 import { createApiClient, type StatusResponse } from '@aks-flex-node/api';
 import { defaultAgentConfig, readAgentConfig, readConfigFile } from '@aks-flex-node/config';
 import { exists, writeFileAtomic } from '@aks-flex-node/fs';
-import { agentUnits, hostPaths, type HostPaths } from '@aks-flex-node/layout';
+import { agentUnits, hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { pollUntil, withActivationLock } from '@aks-flex-node/lock';
 import { AgentError, isAgentError, type Logger } from '@aks-flex-node/log';
 import { createHost, type Host } from '@aks-flex-node/systemd';
@@ -71,7 +71,13 @@ export async function startAgent(
   // else to do: the operator asked to use it, and must hear that it is bad.
   if (configPath !== undefined) await readAgentConfig(configPath);
   if (running !== undefined) {
-    return { status: running, sentence: 'the agent is already running; nothing to do' };
+    // This build, under an earlier release's plain unit (its install script
+    // ran it from /usr/local/bin), is stopped first, so this process is again
+    // the one writer of the layout, then installed and started as on a
+    // fresh host. Its socket answers again once the started unit does.
+    if (!(await stopAgentWithoutSocket(deps))) {
+      return { status: running, sentence: 'the agent is already running; nothing to do' };
+    }
   }
   const executable = await host.runningExecutable();
   // No daemon answers, so this process is the one writer of the layout; the
@@ -104,10 +110,36 @@ export async function startAgent(
     },
   );
   await host.systemctl.enable(agentUnits);
+  // An earlier release's daemon under its plain unit: the convergence has
+  // rewritten that unit, but systemd runs the old process until it stops,
+  // and refuses to start a socket whose service is already active. Stopped
+  // right before the start, so the gap without an agent is its stop plus
+  // the new daemon's start, nothing else.
+  await stopAgentWithoutSocket(deps);
   await host.systemctl.start(agentUnits);
   log.info({ units: agentUnits }, 'started the agent');
   const status = await waitForDaemon(deps, deps.answerTimeoutMs ?? 60_000);
   return { status, sentence: 'the agent is installed and running' };
+}
+
+/**
+ * Stops the agent's service when it runs while its socket does not: what an
+ * earlier release's plain unit (no socket) leaves running. On a host this
+ * product installed, both are active, or both are not. Whether it stopped it.
+ */
+async function stopAgentWithoutSocket(deps: StartDeps): Promise<boolean> {
+  const { systemctl } = deps.host;
+  const [service, socket] = await Promise.all([
+    systemctl.isActive(unitNames.agent),
+    systemctl.isActive(unitNames.agentSocket),
+  ]);
+  if (!service || socket) return false;
+  deps.log.info(
+    { unit: unitNames.agent },
+    "stopping the agent that an earlier release's unit runs without its socket, to start it under the socket",
+  );
+  await systemctl.stop([unitNames.agent]);
+  return true;
 }
 
 /** Copies the given config into place, or writes the default when the host has none. */
