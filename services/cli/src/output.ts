@@ -1,5 +1,6 @@
 import { exitCodeFor, exitCodes } from '@aks-flex-node/api';
 import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
+import { asInvoked } from './runnable-command.js';
 
 /**
  * The only module that writes to the terminal. Human text goes to stdout;
@@ -32,19 +33,19 @@ export function dropOutputOnceReaderCloses(): void {
 
 /** Prints one line of human-readable text. */
 export function printLine(text: string): void {
-  process.stdout.write(`${text}\n`);
+  process.stdout.write(`${asInvoked(text)}\n`);
 }
 
 /** Prints a progress note on stderr (stdout stays the result, and one JSON object with --json). */
 export function printNote(text: string): void {
-  process.stderr.write(`${text}\n`);
+  process.stderr.write(`${asInvoked(text)}\n`);
 }
 
 /** Prints an error for the operator and returns the exit code from the table. */
 export function reportError(error: unknown): number {
   if (error instanceof AgentError) {
-    process.stderr.write(`error: ${error.message}\n`);
-    if (error.hint !== undefined) process.stderr.write(`hint: ${error.hint}\n`);
+    process.stderr.write(`error: ${asInvoked(error.message)}\n`);
+    if (error.hint !== undefined) process.stderr.write(`hint: ${asInvoked(error.hint)}\n`);
     return exitCodeFor(error.code);
   }
   process.stderr.write(`error: ${messageOf(error)}\n`);

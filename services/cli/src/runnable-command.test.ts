@@ -17,6 +17,8 @@ describe('asInvoked (issue 24 item 5: hints run as printed)', () => {
     const text =
       'see `systemctl status aks-flex-node-agent` and /usr/local/bin/aks-flex-node; aks-flex-node start is prose';
     expect(asInvoked(text, '/opt/unbounded/agent/bin/aks-flex-node')).toBe(text);
-    expect(asInvoked('run `aks-flex-node status`', 'aks-flex-node')).toBe('run `aks-flex-node status`');
+    expect(asInvoked('run `aks-flex-node status`', 'aks-flex-node')).toBe(
+      'run `aks-flex-node status`',
+    );
   });
 });
