@@ -48,7 +48,10 @@ esac
 async function layOutPlainHost(host: Host): Promise<void> {
   await writeHostFile(host, '/etc/aks-flex-node/config.json', goScriptConfig, 0o600);
   await writeHostFile(host, '/etc/systemd/system/aks-flex-node-agent.service', plainUnit);
-  await runOrThrow(host, 'systemctl daemon-reload && systemctl enable --now aks-flex-node-agent.service');
+  await runOrThrow(
+    host,
+    'systemctl daemon-reload && systemctl enable --now aks-flex-node-agent.service',
+  );
   await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
 }
 
@@ -58,9 +61,9 @@ async function shell(host: Host, script: string): Promise<string> {
 
 /** Socket and service active, the daemon from the host root answering with its gate open. */
 async function expectTakenOver(host: Host): Promise<void> {
-  expect(await shell(host, 'systemctl is-active aks-flex-node-agent.socket aks-flex-node-agent.service')).toBe(
-    'active\nactive',
-  );
+  expect(
+    await shell(host, 'systemctl is-active aks-flex-node-agent.socket aks-flex-node-agent.service'),
+  ).toBe('active\nactive');
   const status = await waitForProductStatus(host, (s) => s.startup.gate === 'open', 90_000);
   expect(status.daemon.socket).toBe('systemd');
   expect(status.daemon.executable.startsWith('/opt/unbounded/agent/')).toBe(true);
@@ -68,45 +71,48 @@ async function expectTakenOver(host: Host): Promise<void> {
   expect(await shell(host, `test -e ${seed} && echo present || echo gone`)).toBe('gone');
 }
 
-describeWithProduct('product: a plain binary in /usr/local/bin and its running unit, taken over', () => {
-  it('an earlier release runs: preflight names start, and start stops it and brings up socket and service', async () => {
-    await withHost({ variant: 'plain', name: 'plain-earlier' }, async (host) => {
-      await writeHostFile(host, seed, earlierRelease, 0o755);
-      await layOutPlainHost(host);
-      await copyIn(host, productBinary, downloadedBinary, 0o755);
+describeWithProduct(
+  'product: a plain binary in /usr/local/bin and its running unit, taken over',
+  () => {
+    it('an earlier release runs: preflight names start, and start stops it and brings up socket and service', async () => {
+      await withHost({ variant: 'plain', name: 'plain-earlier' }, async (host) => {
+        await writeHostFile(host, seed, earlierRelease, 0o755);
+        await layOutPlainHost(host);
+        await copyIn(host, productBinary, downloadedBinary, 0o755);
 
-      // Nothing to upgrade in place yet: it names the start that takes the host over, runnable as printed.
-      const preflight = await host.run([downloadedBinary, 'agent-upgrade', '--preflight']);
-      expect(preflight.stderr, formatCommandResult('agent-upgrade --preflight', preflight)).toContain(
-        `\`${downloadedBinary} start\``,
-      );
+        // Nothing to upgrade in place yet: it names the start that takes the host over, runnable as printed.
+        const preflight = await host.run([downloadedBinary, 'agent-upgrade', '--preflight']);
+        expect
+          .soft(preflight.stderr, formatCommandResult('agent-upgrade --preflight', preflight))
+          .toContain(`\`${downloadedBinary} start\``);
 
-      const start = await host.run([downloadedBinary, 'start'], { timeoutMs: 180_000 });
-      expect(start.exitCode, formatCommandResult('start', start)).toBe(0);
-      expect(start.stdout).toContain('the agent is installed and running');
-      await expectTakenOver(host);
-      // The earlier release's daemon is gone, not left beside the new one.
-      expect(await shell(host, 'pgrep -x sleep || true')).toBe('');
-    });
-  }, 600_000);
+        const start = await host.run([downloadedBinary, 'start'], { timeoutMs: 180_000 });
+        expect(start.exitCode, formatCommandResult('start', start)).toBe(0);
+        expect(start.stdout).toContain('the agent is installed and running');
+        await expectTakenOver(host);
+        // The earlier release's daemon is gone, not left beside the new one.
+        expect(await shell(host, 'pgrep -x sleep || true')).toBe('');
+      });
+    }, 600_000);
 
-  it('this build runs from /usr/local/bin: the daemon keeps that copy while it runs from it, and start moves it onto the socket', async () => {
-    await withHost({ variant: 'plain', name: 'plain-this' }, async (host) => {
-      await copyIn(host, productBinary, seed, 0o755);
-      await layOutPlainHost(host);
+    it('this build runs from /usr/local/bin: the daemon keeps that copy while it runs from it, and start moves it onto the socket', async () => {
+      await withHost({ variant: 'plain', name: 'plain-this' }, async (host) => {
+        await copyIn(host, productBinary, seed, 0o755);
+        await layOutPlainHost(host);
 
-      // The daemon's start sequence has run (gate open) and kept its own executable.
-      const running = await waitForProductStatus(host, (s) => s.startup.gate === 'open', 90_000);
-      expect(running.daemon.socket).toBe('self-bound');
-      expect(await shell(host, `test -f ${seed} && echo present`)).toBe('present');
-      const status = await host.run([seed, 'status']);
-      expect(status.exitCode, formatCommandResult('status', status)).toBe(0);
-      expect(await readJournal(host, 'aks-flex-node-agent.service')).not.toContain('ENOENT');
+        // The daemon's start sequence has run (gate open) and kept its own executable.
+        const running = await waitForProductStatus(host, (s) => s.startup.gate === 'open', 90_000);
+        expect(running.daemon.socket).toBe('self-bound');
+        expect(await shell(host, `test -f ${seed} && echo present`)).toBe('present');
+        const status = await host.run([seed, 'status']);
+        expect(status.exitCode, formatCommandResult('status', status)).toBe(0);
+        expect(await readJournal(host, 'aks-flex-node-agent.service')).not.toContain('ENOENT');
 
-      const start = await host.run([seed, 'start'], { timeoutMs: 180_000 });
-      expect(start.exitCode, formatCommandResult('start', start)).toBe(0);
-      await expectTakenOver(host);
-      expect(await shell(host, `${installed} status >/dev/null && echo ok`)).toBe('ok');
-    });
-  }, 600_000);
-});
+        const start = await host.run([seed, 'start'], { timeoutMs: 180_000 });
+        expect(start.exitCode, formatCommandResult('start', start)).toBe(0);
+        await expectTakenOver(host);
+        expect(await shell(host, `${installed} status >/dev/null && echo ok`)).toBe('ok');
+      });
+    }, 600_000);
+  },
+);
