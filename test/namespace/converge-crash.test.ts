@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { convergeFailpoints, failpoints, type FailpointName } from '@aks-flex-node/failpoints';
-import { facts, namespaceUnavailable, runOnPrivateHost, unmanagedDaemon } from './private-host.js';
+import {
+  facts,
+  namespaceUnavailable,
+  runOnPrivateHostAsync,
+  unmanagedDaemon,
+} from './private-host.js';
 
 // Issue 22 items 2 and 3, crash safety of the new convergence steps: each
 // writer that sets a corrupt signal aside or repoints `current` is killed
@@ -102,10 +107,15 @@ describe.skipIf(unavailable !== undefined)(
       );
     });
 
-    it.each(configScenarios.map((s) => [s.name, s]))(
+    // Concurrent: each trial is its own private host, and most of its time
+    // is spent waiting (see runOnPrivateHostAsync).
+    it.concurrent.for(configScenarios.map((s) => [s.name, s] as const))(
       '%s',
-      (_name, scenario) => {
-        const run = runOnPrivateHost(`${helpers}\n${configScript}`, 120_000, { FP: scenario.fp });
+      { timeout: 150_000 },
+      async ([, scenario], { expect }) => {
+        const run = await runOnPrivateHostAsync(`${helpers}\n${configScript}`, 120_000, {
+          FP: scenario.fp,
+        });
         const seen = facts(run.stdout);
         const context = `status ${run.status}\n${run.stdout}\n${run.stderr}`;
         expect(run.status, context).toBe(0);
@@ -122,13 +132,13 @@ describe.skipIf(unavailable !== undefined)(
             /restored \/etc\/cfg\.json from its last-good copy/,
           );
       },
-      150_000,
     );
 
-    it.each(scenarios.map((s) => [s.name, s]))(
+    it.concurrent.for(scenarios.map((s) => [s.name, s] as const))(
       '%s',
-      (_name, scenario) => {
-        const run = runOnPrivateHost(`${helpers}\n${scenario.script}`, 120_000, {
+      { timeout: 150_000 },
+      async ([, scenario], { expect }) => {
+        const run = await runOnPrivateHostAsync(`${helpers}\n${scenario.script}`, 120_000, {
           FP: scenario.fp,
         });
         const seen = facts(run.stdout);
@@ -153,7 +163,6 @@ describe.skipIf(unavailable !== undefined)(
         if (scenario.name.includes('rolled back'))
           expect(seen.current, context).toBe(seen.lastGood);
       },
-      150_000,
     );
   },
 );

@@ -1,7 +1,13 @@
 import { moveFailpoints } from '@aks-flex-node/failpoints';
 import { describe, expect, it } from 'vitest';
 import { legacyHost } from './legacy-host.js';
-import { facts, namespaceUnavailable, runOnPrivateHost } from './private-host.js';
+import {
+  concurrentTrials,
+  facts,
+  mapConcurrently,
+  namespaceUnavailable,
+  runOnPrivateHostAsync,
+} from './private-host.js';
 
 const unavailable = namespaceUnavailable();
 if (unavailable !== undefined)
@@ -14,7 +20,7 @@ if (unavailable !== undefined)
  * host looked like at the kill and at the end.
  */
 function crashAt(failpoint: string) {
-  return runOnPrivateHost(
+  return runOnPrivateHostAsync(
     String.raw`${legacyHost}
     localdns_install
     state() { if [ -L /opt/unbounded/agent ]; then echo linked; elif [ -e /opt/unbounded/agent/.moving ]; then echo moving; elif [ -d /opt/unbounded/agent ]; then echo installed; else echo absent; fi; }
@@ -46,13 +52,18 @@ function crashAt(failpoint: string) {
 }
 
 describe.skipIf(unavailable !== undefined)('the daemon killed during the move', () => {
-  it('at every failpoint, the agent unit names a runnable binary, and starting again converges to the moved host', () => {
+  it('at every failpoint, the agent unit names a runnable binary, and starting again converges to the moved host', async () => {
     const rows: string[] = [];
     const failures: string[] = [];
     // AKS_FLEX_NODE_CRASH_ONLY=<substring> narrows the run while iterating.
     const only = process.env.AKS_FLEX_NODE_CRASH_ONLY ?? '';
-    for (const failpoint of moveFailpoints.filter((name) => name.includes(only))) {
-      const run = crashAt(failpoint);
+    const chosen = moveFailpoints.filter((name) => name.includes(only));
+    // Several trials at once: each is its own private host, and most of a
+    // trial is waiting (a killed holder's lockfile going stale).
+    const runs = await mapConcurrently(chosen, concurrentTrials, crashAt);
+    for (const [index, failpoint] of chosen.entries()) {
+      const run = runs[index];
+      if (run === undefined) throw new Error(`no run for ${failpoint}`);
       const seen = facts(run.stdout);
       const undo = failpoint.startsWith('move/undo-');
       rows.push(

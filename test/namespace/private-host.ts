@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -98,31 +98,98 @@ export function runOnPrivateHost(
   timeoutMs = 60_000,
   env: Record<string, string> = {},
 ): HostRun {
-  const scratch = mkdtempSync(path.join(os.tmpdir(), 'private-host-'));
+  const host = privateHostCommand(script, env);
   try {
-    const result = spawnSync(
-      'unshare',
-      // A network namespace too: only loopback, so nothing a scenario starts
-      // reaches a network, and abstract socket names (the daemon's guard before
-      // it became a flock in /run) stay apart between suites running in parallel.
-      ['-m', '-n', '--propagation', 'private', 'bash', '-c', `${prelude}\n${script}`],
-      {
-        env: {
-          PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
-          BINARY: binary,
-          SCRATCH: scratch,
-          WORKSPACE: workspace,
-          ...env,
-        },
-        encoding: 'utf8',
-        timeout: timeoutMs,
-      },
-    );
+    const result = spawnSync('unshare', host.args, {
+      env: host.env,
+      encoding: 'utf8',
+      timeout: timeoutMs,
+    });
     if (result.error !== undefined) throw result.error;
     return { status: result.status ?? -1, stdout: result.stdout, stderr: result.stderr };
   } finally {
-    rmSync(scratch, { recursive: true, force: true });
+    rmSync(host.scratch, { recursive: true, force: true });
   }
+}
+
+/**
+ * The same private host, run without blocking the worker, so that a file's
+ * independent trials overlap. Most of a crash trial's time is spent waiting
+ * (a killed holder's lockfile going stale, the daemon's stability interval),
+ * not computing, so several at once cost little more CPU than one.
+ */
+export function runOnPrivateHostAsync(
+  script: string,
+  timeoutMs = 60_000,
+  env: Record<string, string> = {},
+): Promise<HostRun> {
+  const host = privateHostCommand(script, env);
+  return new Promise<HostRun>((resolve, reject) => {
+    const child = spawn('unshare', host.args, {
+      env: host.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: timeoutMs,
+      killSignal: 'SIGKILL',
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      // A run killed by its timeout says so, as spawnSync's ETIMEDOUT would.
+      if (signal !== null)
+        stderr += `\nthe private host was killed by ${signal} (timeout ${timeoutMs} ms)`;
+      resolve({ status: code ?? -1, stdout, stderr });
+    });
+  }).finally(() => {
+    rmSync(host.scratch, { recursive: true, force: true });
+  });
+}
+
+/**
+ * Runs `trial` for each item, at most `limit` at a time, and returns the
+ * results in the items' order (the printed tables stay in failpoint order).
+ */
+export async function mapConcurrently<T, R>(
+  items: readonly T[],
+  limit: number,
+  trial: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await trial(items[index] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
+
+/** How many crash trials a namespace file runs at once (see runOnPrivateHostAsync). */
+export const concurrentTrials = Number(process.env.AKS_FLEX_NODE_CONCURRENT_TRIALS ?? '2');
+
+function privateHostCommand(
+  script: string,
+  env: Record<string, string>,
+): { args: string[]; env: Record<string, string>; scratch: string } {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'private-host-'));
+  return {
+    // A network namespace too: only loopback, so nothing a scenario starts
+    // reaches a network, and abstract socket names (the daemon's guard before
+    // it became a flock in /run) stay apart between suites running in parallel.
+    args: ['-m', '-n', '--propagation', 'private', 'bash', '-c', `${prelude}\n${script}`],
+    env: {
+      PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
+      BINARY: binary,
+      SCRATCH: scratch,
+      WORKSPACE: workspace,
+      ...env,
+    },
+    scratch,
+  };
 }
 
 /** Parses the last stdout line of a run as JSON, with the run in the error when it is not. */

@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import {
   allFailpoints,
   convergeFailpoints,
@@ -7,7 +7,12 @@ import {
   moveFailpoints,
   type FailpointName,
 } from '@aks-flex-node/failpoints';
-import { facts, namespaceUnavailable, runOnPrivateHost, unmanagedDaemon } from './private-host.js';
+import {
+  facts,
+  namespaceUnavailable,
+  runOnPrivateHostAsync,
+  unmanagedDaemon,
+} from './private-host.js';
 import { secondBuild } from './second-build.js';
 
 // Crash safety of AgentUpgrade, tested rather than argued: for every failpoint
@@ -106,41 +111,39 @@ describe.skipIf(unavailable !== undefined)(
   () => {
     // The move's failpoints have their own crash test (host-root-move-crash.test.ts),
     // and so do those of convergence from damage (converge-crash.test.ts).
-    it.each(
+    // Concurrent: each trial is its own private host, and most of its time
+    // is spent waiting (see runOnPrivateHostAsync).
+    it.concurrent.for(
       allFailpoints
         .filter((fp) => !moveFailpoints.includes(fp) && !convergeFailpoints.includes(fp))
-        .map((fp) => [fp]),
-    )(
-      '%s',
-      (fp) => {
-        if (build === undefined) throw new Error('the second build is missing');
-        const run = runOnPrivateHost(`${helpers}\n${crashScenario(fp)}`, 150_000, {
-          ARCHIVE: build.archive,
-          SHA: build.sha256,
-          FP: fp,
-          ...(process.env.DEBUG_CRASH === undefined ? {} : { DEBUG_CRASH: '1' }),
-        });
-        const seen = facts(run.stdout);
-        const context = `status ${run.status}\n${run.stdout}\n${run.stderr}`;
-        expect(run.status, context).toBe(0);
-        // The failpoint really fired: a scenario that never reached it proves nothing.
-        expect(Number(seen.hits), context).toBeGreaterThanOrEqual(1);
-        expect(seen.signal, context).toBe('absent');
-        expect(['succeeded', 'failed', 'rolled-back'], context).toContain(seen.state);
-        if (seen.state === 'succeeded') {
-          // The candidate is committed: current names the other slot, and last-good what ran before.
-          expect(seen.current, context).not.toBe(seen.before);
-          expect(seen.lastGood, context).toBe(seen.before);
-          expect(seen.currentVersion, context).toBe('0.2.0-test');
-        } else {
-          // Last-good is restored and current: exactly the binary that ran before.
-          expect(seen.current, context).toBe(seen.before);
-          expect(seen.current, context).toBe(seen.lastGood);
-        }
-        // Whatever happened, last-good is a binary that runs.
-        expect(seen.lastGoodVersion, context).toMatch(/^\d+\.\d+\.\d+/);
-      },
-      180_000,
-    );
+        .map((fp) => [fp] as const),
+    )('%s', { timeout: 180_000 }, async ([fp], { expect }) => {
+      if (build === undefined) throw new Error('the second build is missing');
+      const run = await runOnPrivateHostAsync(`${helpers}\n${crashScenario(fp)}`, 150_000, {
+        ARCHIVE: build.archive,
+        SHA: build.sha256,
+        FP: fp,
+        ...(process.env.DEBUG_CRASH === undefined ? {} : { DEBUG_CRASH: '1' }),
+      });
+      const seen = facts(run.stdout);
+      const context = `status ${run.status}\n${run.stdout}\n${run.stderr}`;
+      expect(run.status, context).toBe(0);
+      // The failpoint really fired: a scenario that never reached it proves nothing.
+      expect(Number(seen.hits), context).toBeGreaterThanOrEqual(1);
+      expect(seen.signal, context).toBe('absent');
+      expect(['succeeded', 'failed', 'rolled-back'], context).toContain(seen.state);
+      if (seen.state === 'succeeded') {
+        // The candidate is committed: current names the other slot, and last-good what ran before.
+        expect(seen.current, context).not.toBe(seen.before);
+        expect(seen.lastGood, context).toBe(seen.before);
+        expect(seen.currentVersion, context).toBe('0.2.0-test');
+      } else {
+        // Last-good is restored and current: exactly the binary that ran before.
+        expect(seen.current, context).toBe(seen.before);
+        expect(seen.current, context).toBe(seen.lastGood);
+      }
+      // Whatever happened, last-good is a binary that runs.
+      expect(seen.lastGoodVersion, context).toMatch(/^\d+\.\d+\.\d+/);
+    });
   },
 );
