@@ -56,6 +56,7 @@ function exitCodeNameFor(code: ErrorCode): ExitCodeName {
     case 'NOT_FOUND':
     case 'SYSTEMD_FAILED':
     case 'HOST_NETWORK_FAILED':
+    case 'CREDENTIAL_FAILED':
     case 'INTERNAL':
       return 'failure';
     default: {

@@ -27,6 +27,7 @@ export function httpStatusFor(code: ErrorCode): number {
     case 'DAEMON_UNREACHABLE':
     case 'SYSTEMD_FAILED':
     case 'HOST_NETWORK_FAILED':
+    case 'CREDENTIAL_FAILED':
     case 'DAEMON_NOT_READY':
       return 503;
     case 'HOST_ROOT_IO':

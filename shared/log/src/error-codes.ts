@@ -25,6 +25,8 @@ export const errorCodes = {
   NOT_EXECUTABLE: 'a binary does not run where it is installed',
   SYSTEMD_FAILED: 'a systemctl command failed',
   HOST_NETWORK_FAILED: "an ip or nft command on the node's network state failed",
+  CREDENTIAL_FAILED:
+    'an Azure credential gave no token: its setting, file or token service (Entra ID, IMDS, Arc) failed',
   INTERNAL: 'an unexpected internal error',
   // Privileges
   NOT_ROOT: 'the command changes the host and must run as root',
