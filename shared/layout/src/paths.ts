@@ -112,6 +112,21 @@ export interface HostPaths {
   readonly wireguardDir: string;
   /** Digests of the helper and the executables by file identity, for the next start of this boot (a reboot clears it). */
   readonly fileDigests: string;
+  /**
+   * The `token` command's cache of access tokens (one 0600 file per
+   * credential and scope), so the kubelet's frequent exec-credential calls do
+   * not each go to Entra ID, as kubelogin's cache does. In the root-only run
+   * directory, made 0700: a token is a secret, and tmpfs keeps it off disk;
+   * a reboot clears it, which costs one token request.
+   */
+  readonly tokenCacheDir: string;
+  /**
+   * Where the Arc agent (azcmagent) writes the challenge files of its local
+   * identity endpoint. The endpoint's 401 names a file to read; a name
+   * outside this directory is refused, so a process answering on that port
+   * cannot make root read and send any other file.
+   */
+  readonly arcChallengeDir: string;
 }
 
 /** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
@@ -153,6 +168,8 @@ export function hostPathsUnder(prefix: string): HostPaths {
     nspawnConfigDir: at('/etc/systemd/nspawn'),
     wireguardDir: at('/etc/wireguard'),
     fileDigests: path.join(runDir, 'file-digests.json'),
+    tokenCacheDir: path.join(runDir, 'token-cache'),
+    arcChallengeDir: at('/var/opt/azcmagent/tokens'),
   };
 }
 
