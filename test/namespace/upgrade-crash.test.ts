@@ -4,6 +4,7 @@ import {
   allFailpoints,
   convergeFailpoints,
   failpoints,
+  helperFailpoints,
   moveFailpoints,
   type FailpointName,
 } from '@aks-flex-node/failpoints';
@@ -110,12 +111,18 @@ describe.skipIf(unavailable !== undefined)(
   'AgentUpgrade killed at every failpoint converges',
   () => {
     // The move's failpoints have their own crash test (host-root-move-crash.test.ts),
-    // and so do those of convergence from damage (converge-crash.test.ts).
+    // and so do those of convergence from damage (converge-crash.test.ts) and
+    // the helper's link (helper-link-crash.test.ts).
     // Concurrent: each trial is its own private host, and most of its time
     // is spent waiting (see runOnPrivateHostAsync).
     it.concurrent.for(
       allFailpoints
-        .filter((fp) => !moveFailpoints.includes(fp) && !convergeFailpoints.includes(fp))
+        .filter(
+          (fp) =>
+            !moveFailpoints.includes(fp) &&
+            !convergeFailpoints.includes(fp) &&
+            !helperFailpoints.includes(fp),
+        )
         .map((fp) => [fp] as const),
     )('%s', { timeout: 180_000 }, async ([fp], { expect }) => {
       if (build === undefined) throw new Error('the second build is missing');

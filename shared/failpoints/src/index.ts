@@ -59,6 +59,11 @@ export const failpoints = {
   moveUndoRootSetAside: 'move/undo-root-set-aside',
   moveUndoRelinked: 'move/undo-relinked',
   moveUndoCopyRemoved: 'move/undo-copy-removed',
+  // The nspawn lifecycle helper made a hard link to the running executable
+  // (the daemon's start, and the move's unit rewrite): the link exists under
+  // its temporary name, then it is renamed over the helper.
+  helperLinked: 'helper/linked',
+  helperRenamed: 'helper/renamed',
   // Inside the download and the extraction: a kill here leaves temporary files
   // (the partial archive, the partial member) that the next start sweeps.
   upgradeDownloading: 'upgrade/downloading',
@@ -78,6 +83,11 @@ export const moveFailpoints: readonly FailpointName[] = allFailpoints.filter((na
 /** The failpoints of convergence from damage (`converge/…`), for their kill test. */
 export const convergeFailpoints: readonly FailpointName[] = allFailpoints.filter((name) =>
   name.startsWith('converge/'),
+);
+
+/** The helper link's failpoints (`helper/…`), for its crash test. */
+export const helperFailpoints: readonly FailpointName[] = allFailpoints.filter((name) =>
+  name.startsWith('helper/'),
 );
 
 /** The environment variable that arms one failpoint (or several, comma-separated). */

@@ -5,6 +5,8 @@ export { cleanPath } from './clean-path.js';
 export { fileSha256 } from './file-sha256.js';
 export { installFile, installOpenFile } from './install-file.js';
 export { corruptStampOf, linkAside } from './link-aside.js';
+export { linkThroughTemp } from './link-through-temp.js';
+export type { LinkThroughTempSteps } from './link-through-temp.js';
 export { makeIoError } from './io-error.js';
 export { exists } from './exists.js';
 export { mkdirMode } from './mkdir-mode.js';

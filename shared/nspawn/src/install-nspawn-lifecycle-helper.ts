@@ -1,7 +1,8 @@
-import { lstat } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
-import { installFile, makeIoError } from '@aks-flex-node/fs';
+import { failpoint, failpoints } from '@aks-flex-node/failpoints';
+import { installFile, linkThroughTemp, makeIoError } from '@aks-flex-node/fs';
 import { resolveHostRoot, type HostRootPaths } from '@aks-flex-node/hostroot';
 import { nspawnLifecycleFile } from '@aks-flex-node/layout';
 import { isNotFound, type Logger } from '@aks-flex-node/log';
@@ -31,10 +32,19 @@ export async function installNspawnLifecycleHelper(
 
 /**
  * The same under an explicit resolved root, for the move's unit rewriting,
- * which is told the root it points the units at. The copy goes through a
- * synced temp file renamed into place (0755), so a hook running the helper
- * meanwhile runs the old file or the new one, never a partial one. A helper
- * already identical to the executable is left as it is.
+ * which is told the root it points the units at.
+ *
+ * The helper is a hard link to the running executable (issue 26: a third
+ * full copy of the 131 MB binary beside the two slots). That stays correct
+ * because nothing writes a slot in place: an upgrade, a rollback, the move
+ * and a Go release each rename a new file over a name, so the helper keeps
+ * the inode it links to (a binary that runs) until the next daemon start
+ * links it to that daemon's executable. The link goes through a temporary
+ * name renamed over the helper, so a hook running it meanwhile runs the old
+ * file or the new one. Where the two names cannot share an inode (the
+ * helper's directory on another mount; during a move, the copy and the
+ * legacy root), the executable is copied as before: a synced temporary copy
+ * renamed into place (0755), left as it is when already identical.
  */
 export async function installNspawnLifecycleHelperUnder(
   resolvedRoot: string,
@@ -42,15 +52,49 @@ export async function installNspawnLifecycleHelperUnder(
   executable: string,
 ): Promise<string> {
   const helper = nspawnLifecycleHelperUnder(resolvedRoot);
-  if (await sameContent(helper, executable)) return helper;
-  const executableBefore = await fileIdentity(executable);
-  await installFile(executable, helper, { mode: 0o755 });
+  // link(2) links a symlink itself, not the file it names.
+  const source = await realpathOf(executable);
+  if (await sameInode(helper, source)) return helper;
+  const linked = await linkThroughTemp(source, helper, {
+    linked: () => {
+      failpoint(failpoints.helperLinked);
+    },
+    renamed: () => {
+      failpoint(failpoints.helperRenamed);
+    },
+  });
+  if (linked) {
+    log.info({ path: helper, to: source }, 'linked the nspawn lifecycle helper to the executable');
+    return helper;
+  }
+  if (await sameContent(helper, source)) return helper;
+  const executableBefore = await fileIdentity(source);
+  await installFile(source, helper, { mode: 0o755 });
   await rememberCopy(
     { path: helper, before: await fileIdentity(helper) },
-    { path: executable, before: executableBefore },
+    { path: source, before: executableBefore },
   );
-  log.info({ path: helper, from: executable }, 'installed the nspawn lifecycle helper');
+  log.info(
+    { path: helper, from: source },
+    'installed the nspawn lifecycle helper as a copy: it cannot be a hard link to the executable there',
+  );
   return helper;
+}
+
+async function realpathOf(file: string): Promise<string> {
+  try {
+    return await realpath(file);
+  } catch (error) {
+    throw makeIoError('resolve', file, error, { object: 'to install it as the nspawn helper' });
+  }
+}
+
+/** Whether `helper` is already a name of the executable's inode. */
+async function sameInode(helper: string, executable: string): Promise<boolean> {
+  const installed = await statOf(helper);
+  if (installed === undefined || !installed.isFile()) return false;
+  const running = await statOf(executable);
+  return running !== undefined && running.dev === installed.dev && running.ino === installed.ino;
 }
 
 async function statOf(file: string): Promise<Stats | undefined> {

@@ -1,4 +1,16 @@
-import { chmod, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { statSync } from 'node:fs';
+import {
+  lstat,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  symlink,
+  writeFile,
+} from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -34,25 +46,64 @@ describe('the nspawn lifecycle helper and hooks on a host', () => {
     expect((await stat(helper)).mode & 0o777).toBe(0o755);
   });
 
-  it('#378 replaces a helper an earlier release left, and repairs its mode', async () => {
+  it('#378 replaces a helper an earlier release left (its own file, mode 0644) with a link to the executable', async () => {
     const helper = path.join(paths.root, 'bin/unbounded-agent-nspawn-lifecycle');
     await mkdir(path.dirname(helper), { recursive: true });
-    await writeFile(helper, '#!/bin/sh\necho earlier-release\n', { mode: 0o755 });
+    await writeFile(helper, '#!/bin/sh\necho earlier-release\n', { mode: 0o644 });
     await installNspawnLifecycleHelper(paths, log, executable);
     expect(await readFile(helper, 'utf8')).toContain('this-release');
-    await chmod(helper, 0o644);
-    await installNspawnLifecycleHelper(paths, log, executable);
     expect((await stat(helper)).mode & 0o777).toBe(0o755);
   });
 
-  it('a helper changed in place after it was checked is found and replaced', async () => {
-    const helper = await installNspawnLifecycleHelper(paths, log, executable);
-    // Checked again: identical, and the digests are now remembered.
-    await installNspawnLifecycleHelper(paths, log, executable);
-    await writeFile(helper, '#!/bin/sh\necho tampered\n');
-    await installNspawnLifecycleHelper(paths, log, executable);
-    expect(await readFile(helper, 'utf8')).toContain('this-release');
+  it('issue26 the helper is a hard link to the executable (no third copy), resolved through a link, and a second start changes nothing', async () => {
+    const current = path.join(tmp, 'current');
+    await symlink(executable, current);
+    const helper = await installNspawnLifecycleHelper(paths, log, current);
+    const linked = await lstat(helper);
+    expect(linked.isFile()).toBe(true);
+    expect(linked.ino).toBe((await stat(executable)).ino);
+    expect(linked.nlink).toBe(2);
+    await installNspawnLifecycleHelper(paths, log, current);
+    const again = await lstat(helper);
+    expect(again.ino).toBe(linked.ino);
+    expect(again.ctimeMs).toBe(linked.ctimeMs);
+    expect(await readdir(path.dirname(helper))).toEqual(['unbounded-agent-nspawn-lifecycle']);
   });
+
+  it('issue26 an upgraded executable (a new file renamed over the slot) gets the helper relinked; the old helper kept running bytes', async () => {
+    const helper = await installNspawnLifecycleHelper(paths, log, executable);
+    const staged = path.join(tmp, 'staged');
+    await writeFile(staged, '#!/bin/sh\necho next-release\n', { mode: 0o755 });
+    await rename(staged, executable);
+    expect(await readFile(helper, 'utf8')).toContain('this-release');
+    await installNspawnLifecycleHelper(paths, log, executable);
+    expect((await lstat(helper)).ino).toBe((await stat(executable)).ino);
+    expect(await readFile(helper, 'utf8')).toContain('next-release');
+  });
+
+  // /dev/shm is a tmpfs apart from the temp directory here; where it is not,
+  // the two could share an inode and there is no copy to test.
+  const otherMount = statSync('/dev/shm', { throwIfNoEntry: false });
+  it.skipIf(otherMount === undefined || otherMount.dev === statSync(os.tmpdir()).dev)(
+    'issue26 an executable on another mount is copied (0755), and a copy changed in place after it was checked is found and replaced',
+    async () => {
+      const shm = await mkdtemp('/dev/shm/nspawn-hooks-');
+      try {
+        const elsewhere = path.join(shm, 'running-agent');
+        await writeFile(elsewhere, '#!/bin/sh\necho this-release\n', { mode: 0o755 });
+        const helper = await installNspawnLifecycleHelper(paths, log, elsewhere);
+        expect((await lstat(helper)).nlink).toBe(1);
+        expect((await stat(helper)).mode & 0o777).toBe(0o755);
+        // Checked again: identical, and the digests are now remembered.
+        await installNspawnLifecycleHelper(paths, log, elsewhere);
+        await writeFile(helper, '#!/bin/sh\necho tampered\n');
+        await installNspawnLifecycleHelper(paths, log, elsewhere);
+        expect(await readFile(helper, 'utf8')).toContain('this-release');
+      } finally {
+        await rm(shm, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('daemon#6.4 writes no hooks on a host without machines, but installs the helper', async () => {
     const result = await rewriteNspawnHooks(paths.root, paths, log, { executable });

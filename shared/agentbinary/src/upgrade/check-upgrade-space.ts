@@ -31,8 +31,10 @@ export interface UpgradeSpaceInput {
  * the download, the candidate staged beside its slot, the archive removed,
  * the rename over the slot (freeing the binary an earlier upgrade left
  * there), then, at the upgraded daemon's start, the nspawn lifecycle helper
- * refreshed through a temporary copy renamed over the old one. The helper is
- * part of the upgrade: a candidate that cannot write it fails its judgement.
+ * refreshed. The helper is part of the upgrade: a candidate that cannot write
+ * it fails its judgement. It is a hard link to the executable, which takes no
+ * space, wherever its directory is on the slots' filesystem; elsewhere it is
+ * a temporary copy renamed over the old one.
  */
 export async function planUpgradeWrites(input: UpgradeSpaceInput): Promise<SpaceStep[]> {
   const { paths, candidateBytes, download } = input;
@@ -48,13 +50,19 @@ export async function planUpgradeWrites(input: UpgradeSpaceInput): Promise<Space
     steps.push({ dir: download.dir, bytes: -download.bytes, what: 'the archive removed' });
   }
   steps.push({ dir: paths.slotDir, bytes: -(await freedByReplacing(slot)), what: 'the old slot' });
+  const helperDir = path.dirname(helper);
+  if (
+    (await existingAncestor(helperDir)).device === (await existingAncestor(paths.slotDir)).device
+  ) {
+    return steps;
+  }
   steps.push({
-    dir: path.dirname(helper),
+    dir: helperDir,
     bytes: candidateBytes,
     what: 'the refreshed nspawn lifecycle helper',
   });
   steps.push({
-    dir: path.dirname(helper),
+    dir: helperDir,
     bytes: -(await freedByReplacing(helper)),
     what: 'the old helper',
   });
