@@ -50,6 +50,13 @@ export { readOperationRecord, writeOperationRecord } from './upgrade/operation-r
 export { recoverAgentUpgrade } from './upgrade/recover-agent-upgrade.js';
 export type { MachineCopyFailure, RollbackResult } from './upgrade/rollback-files.js';
 export { refusePendingUpgrade } from './upgrade/refuse-pending-upgrade.js';
+export {
+  mayHaveSwitched,
+  readUpgradeState,
+  settleUpgradeState,
+  upgradeStateOf,
+} from './upgrade/upgrade-state.js';
+export type { ReadUpgradeState, UpgradeState } from './upgrade/upgrade-state.js';
 export { stageAndSwitch } from './upgrade/stage-and-switch.js';
 export { snapshotGraceMs, sweepUpgradeLeftovers } from './upgrade/sweep-leftovers.js';
 export type { LeftoverPlaces } from './upgrade/sweep-leftovers.js';

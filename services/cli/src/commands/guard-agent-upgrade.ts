@@ -1,14 +1,13 @@
 import {
   convergeCurrentLink,
   inspectAgentLink,
-  readSettledSignal,
-  readUpgradeSignal,
-  readUpgradeSignalState,
+  readUpgradeState,
   recoverAgentUpgrade,
-  resolveIfPresent,
+  settleUpgradeState,
   type AgentBinaryPaths,
+  type ReadUpgradeState,
 } from '@aks-flex-node/agentbinary';
-import { exitCodeFor, exitCodes, type UpgradeSignal } from '@aks-flex-node/api';
+import { exitCodeFor, exitCodes } from '@aks-flex-node/api';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
 import { pollUntil } from '@aks-flex-node/lock';
 import { AgentError, createLogger, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
@@ -74,24 +73,17 @@ function asGuardFailure(error: unknown): AgentError {
 /** Watches a switched, unjudged upgrade, if there is one, and rolls it back when it fails. */
 async function guardPendingUpgrade(deadlineSeconds: number, log: Logger): Promise<void> {
   const host = createHost({ log, timeoutMs: 10_000 });
-  await convergeDamage(await recoveryLayout(await ownExecutable(host)), host, log);
-  const state = await readUpgradeSignalState(hostPaths.signalFile);
-  // Still corrupt: the starting daemon sets it aside; there is nothing switched to watch.
-  const signal = state.kind === 'pending' ? state.signal : undefined;
-  if (signal === undefined || !(await isCandidateRunning(signal, host))) return;
-  log.info(
-    { operation: signal.operationName, candidate: signal.candidatePath },
-    'watching the upgraded daemon',
-  );
-  const reason = await watchCandidate(signal.operationName, deadlineSeconds * 1000, host, log);
+  const layout = await recoveryLayout(await ownExecutable(host));
+  await convergeDamage(layout, host, log);
+  const watched = watchedOperation(await readUpgradeState(layout, hostPaths.signalFile));
+  if (watched === undefined) return;
+  log.info({ operation: watched, current: layout.current }, 'watching the upgraded daemon');
+  const reason = await watchCandidate(watched, deadlineSeconds * 1000, layout, host, log);
   if (reason === undefined) {
-    log.info(
-      { operation: signal.operationName },
-      'the upgraded daemon was judged; the guard is done',
-    );
+    log.info({ operation: watched }, 'the upgraded daemon was judged; the guard is done');
     return;
   }
-  await rollBack(reason, host, log);
+  await rollBack(reason, layout, host, log);
 }
 
 /**
@@ -106,7 +98,7 @@ async function guardPendingUpgrade(deadlineSeconds: number, log: Logger): Promis
  * and only when the cheap look without it shows damage.
  */
 async function convergeDamage(layout: AgentBinaryPaths, host: Host, log: Logger): Promise<void> {
-  const signal = await readUpgradeSignalState(hostPaths.signalFile);
+  const signal = await readUpgradeState(layout, hostPaths.signalFile);
   const current = await inspectAgentLink(layout.current);
   // Neither link exists: no agent is installed in this layout (the guard run
   // by hand, or from a unit a reset left), so there is nothing to converge
@@ -126,7 +118,7 @@ async function convergeDamage(layout: AgentBinaryPaths, host: Host, log: Logger)
     }
   }
   const converged = await withLockWhenFree(log, 'the upgrade guard', async () => {
-    await readSettledSignal({
+    await settleUpgradeState({
       paths: layout,
       signalFile: hostPaths.signalFile,
       log,
@@ -143,37 +135,65 @@ async function convergeDamage(layout: AgentBinaryPaths, host: Host, log: Logger)
 }
 
 /**
- * Whether `current` still names the switched, unjudged candidate. Once it
- * names last-good again, a rollback already happened and the last-good
- * daemon finishes the record: acting again would only restart it.
+ * The operation whose switched, unjudged candidate `current` still names, or
+ * undefined. Once `current` names last-good again, a rollback already
+ * happened and the last-good daemon finishes the record: acting again would
+ * only restart it. A corrupt signal has nothing switched to watch: the
+ * starting daemon sets it aside.
  */
-async function isCandidateRunning(signal: UpgradeSignal, host: Host): Promise<boolean> {
-  if (signal.switchCommitted !== true || signal.candidatePath === undefined) return false;
-  const layout = await recoveryLayout(await ownExecutable(host));
-  return (await resolveIfPresent(layout.current)) === signal.candidatePath;
+function watchedOperation(state: ReadUpgradeState): string | undefined {
+  switch (state.kind) {
+    case 'none':
+    case 'corrupt':
+    case 'recorded':
+    case 'staged':
+    // Not committed: the starting daemon judges it, and rolls it back, itself.
+    case 'switched':
+      return undefined;
+    case 'committed':
+      return state.isCandidateCurrent ? state.signal.operationName : undefined;
+    case 'failed':
+      return state.before === 'committed' && state.isCandidateCurrent
+        ? state.signal.operationName
+        : undefined;
+    default: {
+      const unknown: never = state;
+      throw new Error(`unknown upgrade state ${JSON.stringify(unknown)}`);
+    }
+  }
 }
 
 /** Watches until the operation is judged (undefined) or a reason to roll back appears. */
 async function watchCandidate(
   operationId: string,
   timeoutMs: number,
+  layout: AgentBinaryPaths,
   host: Host,
   log: Logger,
 ): Promise<string | undefined> {
   const startedAt = host.now();
   const { reason } = await pollUntil(
     async () => {
-      const signal = await readUpgradeSignal(hostPaths.signalFile);
-      if (signal?.operationName !== operationId || !(await isCandidateRunning(signal, host)))
-        return { reason: undefined };
-      const state = await host.systemctl.unitState(unitNames.agent).catch((error: unknown) => {
+      const state = await readUpgradeState(layout, hostPaths.signalFile);
+      if (state.kind === 'corrupt') {
+        throw new AgentError(
+          'UPGRADE_FAILED',
+          `the upgrade signal ${hostPaths.signalFile} became corrupt while the guard watched: ${state.reason}`,
+          {
+            path: hostPaths.signalFile,
+            hint: 'restart the agent (`systemctl restart aks-flex-node-agent`): its start sets a corrupt signal aside and judges the current binary',
+          },
+        );
+      }
+      if (watchedOperation(state) !== operationId) return { reason: undefined };
+      const unit = await host.systemctl.unitState(unitNames.agent).catch((error: unknown) => {
         log.warn({ err: error }, 'could not read the agent unit state; relying on the deadline');
         return { activeState: 'unknown', subState: 'unknown' };
       });
       // A planned restart passes through deactivating and activating; only a crash shows these.
-      if (state.activeState === 'failed' || state.subState === 'auto-restart') {
+      if (unit.activeState === 'failed' || unit.subState === 'auto-restart') {
         return {
-          reason: `the upgraded daemon exited (${state.activeState}/${state.subState}) ${seconds(host.now() - startedAt)} after it started`,
+          reason: `the upgraded daemon exited (${unit.activeState}/${unit.subState}) ${seconds(host.now() - startedAt)} after it started`,
         };
       }
       return undefined;
@@ -194,10 +214,14 @@ function seconds(ms: number): string {
   return `${Math.round(ms / 100) / 10}s`;
 }
 
-async function rollBack(reason: string, host: Host, log: Logger): Promise<void> {
+async function rollBack(
+  reason: string,
+  layout: AgentBinaryPaths,
+  host: Host,
+  log: Logger,
+): Promise<void> {
   log.warn({ reason }, 'rolling the AgentUpgrade back to the last-good binary');
   const { systemctl } = host;
-  const layout = await recoveryLayout(await ownExecutable(host));
   const result = await withLockWhenFree(log, 'the upgrade guard', () =>
     recoverAgentUpgrade(layout, hostPaths.signalFile, `${reason}; restored last-good binary`, log),
   );

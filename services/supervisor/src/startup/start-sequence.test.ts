@@ -7,7 +7,8 @@ import { AgentError, createSilentLogger } from '@aks-flex-node/log';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { acquireActivationLock } from '@aks-flex-node/lock';
 import { createMutationQueue } from '../mutation-queue.js';
-import { runStartSequence, type StartSequenceDeps } from './start-sequence.js';
+import type { ReadUpgradeState } from '@aks-flex-node/agentbinary';
+import { judgementNote, runStartSequence, type StartSequenceDeps } from './start-sequence.js';
 import { createStartupGate, type StartupGate } from './startup-gate.js';
 
 const log = createSilentLogger();
@@ -396,4 +397,49 @@ describe('runStartSequence', () => {
     );
     for (const reason of reasons) expect(reason).not.toMatch(/judges a pending/);
   });
+});
+
+describe('judgementNote', () => {
+  const signal = { operationName: 'op-7' };
+  it.each([
+    ['none', { kind: 'none' }, /^no AgentUpgrade is pending/],
+    [
+      'corrupt',
+      { kind: 'corrupt', reason: 'it is empty' },
+      /corrupt \(it is empty\); it sets it aside/,
+    ],
+    [
+      'recorded',
+      { kind: 'recorded', signal },
+      /judges the pending AgentUpgrade op-7, interrupted before the switch/,
+    ],
+    ['staged', { kind: 'staged', signal, candidate: '/b' }, /op-7, interrupted before the switch/],
+    [
+      'switched',
+      { kind: 'switched', signal, candidate: '/b' },
+      /judges the pending AgentUpgrade op-7$/,
+    ],
+    [
+      'committed',
+      { kind: 'committed', signal, candidate: '/b', isCandidateCurrent: true },
+      /judges the pending AgentUpgrade op-7$/,
+    ],
+    [
+      'failed',
+      {
+        kind: 'failed',
+        signal,
+        failure: 'it crashed',
+        before: 'committed',
+        mustRunLastGood: true,
+        isCandidateCurrent: true,
+      },
+      /finishes the failed AgentUpgrade op-7 \(it crashed\)/,
+    ],
+  ] satisfies [string, ReadUpgradeState, RegExp][])(
+    'issue25 status names what the start does with a %s upgrade',
+    (_kind, state, expected) => {
+      expect(judgementNote(state)).toMatch(expected);
+    },
+  );
 });

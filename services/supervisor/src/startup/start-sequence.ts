@@ -1,4 +1,9 @@
-import { readUpgradeSignal, readUpgradeSignalState } from '@aks-flex-node/agentbinary';
+import {
+  agentBinaryPathsUnder,
+  readUpgradeSignal,
+  readUpgradeState,
+  type ReadUpgradeState,
+} from '@aks-flex-node/agentbinary';
 import {
   isHostRootMoveUnfinished,
   isLegacyReleased,
@@ -100,28 +105,36 @@ export async function runStartSequence(
   return holdAndExit(deps, hold, stopped);
 }
 
-/** Tells `status` what the judgement is about to do, from the signal as it is now. */
+/** Tells `status` what the judgement is about to do, from the upgrade's state as it is now. */
 async function describeJudgement(deps: StartSequenceDeps): Promise<void> {
   const { gate, paths } = deps;
   try {
-    const state = await readUpgradeSignalState(paths.signalFile);
-    switch (state.kind) {
-      case 'absent':
-        gate.starting('no AgentUpgrade is pending; it finishes the host-root move, if one is due');
-        return;
-      case 'pending':
-        gate.starting(`it judges the pending AgentUpgrade ${state.signal.operationName}`);
-        return;
-      case 'corrupt':
-        gate.starting(`the AgentUpgrade signal is corrupt (${state.reason}); it sets it aside`);
-        return;
-      default: {
-        const unknown: never = state;
-        throw new Error(`unknown signal state ${JSON.stringify(unknown)}`);
-      }
-    }
+    const layout = agentBinaryPathsUnder(deps.startupRoot, paths.machinesDir);
+    gate.starting(judgementNote(await readUpgradeState(layout, paths.signalFile)));
   } catch (error) {
     gate.starting(`it cannot read the AgentUpgrade signal: ${messageOf(error)}`);
+  }
+}
+
+/** What `status` says the judgement of this state does. */
+export function judgementNote(state: ReadUpgradeState): string {
+  switch (state.kind) {
+    case 'none':
+      return 'no AgentUpgrade is pending; it finishes the host-root move, if one is due';
+    case 'corrupt':
+      return `the AgentUpgrade signal is corrupt (${state.reason}); it sets it aside`;
+    case 'recorded':
+    case 'staged':
+      return `it judges the pending AgentUpgrade ${state.signal.operationName}, interrupted before the switch`;
+    case 'switched':
+    case 'committed':
+      return `it judges the pending AgentUpgrade ${state.signal.operationName}`;
+    case 'failed':
+      return `it finishes the failed AgentUpgrade ${state.signal.operationName} (${state.failure}) and records its result`;
+    default: {
+      const unknown: never = state;
+      throw new Error(`unknown upgrade state ${JSON.stringify(unknown)}`);
+    }
   }
 }
 

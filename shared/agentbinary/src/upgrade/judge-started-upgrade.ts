@@ -4,10 +4,11 @@ import { AgentError, isAgentError, messageOf, type Logger } from '@aks-flex-node
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { resolveIfPresent } from '../resolve-link.js';
 import { isNspawnMachine, nspawnCopyMatches, nspawnCopyPath } from '../nspawn/nspawn-copy.js';
-import { describeSetAside, readSettledSignal } from '../signal/settle-corrupt-signal.js';
+import { describeSetAside } from '../signal/settle-corrupt-signal.js';
 import { clearUpgradeSignal, writeUpgradeSignal } from '../signal/upgrade-signal-file.js';
 import { isSlot } from './candidate-slot.js';
 import { rollbackUpgradeFiles, type RollbackResult } from './rollback-files.js';
+import { settleUpgradeState, upgradeStateOf, type UpgradeState } from './upgrade-state.js';
 import { repairForWrite } from './write-repair.js';
 
 /** What {@link judgeStartedUpgrade} needs. */
@@ -50,54 +51,84 @@ export type JudgeOutcome =
  * signal: the last-good process that starts next finishes the record.
  */
 export async function judgeStartedUpgrade(options: JudgeOptions): Promise<JudgeOutcome> {
-  const { log, paths, signalFile } = options;
   // A corrupt signal is set aside here, under the lock, and what the links
   // say takes its place: judging must never wait on a file no release wrote.
-  let signal = await readSettledSignal({
+  const state = await settleUpgradeState({
     ...options,
     onSetAside: (setAside) => options.onNote?.(describeSetAside(setAside)),
   });
-  if (signal === undefined) return 'no-signal';
-  if (signal.failure === undefined && signal.initiatingDaemonInstance === options.instanceId)
-    return 'own-signal';
-  if (signal.failure === undefined) {
-    const problem = await findStartProblem(options, signal);
-    if (problem === undefined) {
-      await options.recordResult(
-        resultFrom(signal, 'succeeded', successMessage(signal), options.now()),
-      );
-      failpoint(failpoints.judgeResultWritten);
-      await clearUpgradeSignal(signalFile);
-      if (signal.corruptSignal !== undefined) options.onNote?.(successMessage(signal));
-      log.info(
-        { operation: signal.operationName, version: signal.candidateVersion },
-        'AgentUpgrade completed',
-      );
-      return 'succeeded';
+  switch (state.kind) {
+    case 'none':
+      return 'no-signal';
+    case 'failed':
+      return finishFailed(options, state);
+    case 'recorded':
+    case 'staged':
+    case 'switched':
+    case 'committed':
+      if (state.signal.initiatingDaemonInstance === options.instanceId) return 'own-signal';
+      return judgeUnfailed(options, state);
+    default: {
+      const unknown: never = state;
+      throw new Error(`unknown upgrade state ${JSON.stringify(unknown)}`);
     }
-    // Only a slot can be the active candidate: with no candidate recorded and
-    // current dangling, both are undefined, and that must not count as active.
-    const isCandidateActive =
-      isSlot(paths, signal.candidatePath) &&
-      (await resolveIfPresent(paths.current)) === signal.candidatePath;
-    signal = { ...signal, failure: problem, recoveryRequired: isCandidateActive };
-    await writeUpgradeSignal(signalFile, signal);
-    failpoint(failpoints.judgeFailureRecorded);
-    log.warn(
-      { operation: signal.operationName, failure: problem },
-      'the upgraded daemon did not start as expected',
-    );
   }
+}
+
+type FailedState = Extract<UpgradeState, { kind: 'failed' }>;
+type UnfailedState = Exclude<UpgradeState, { kind: 'none' } | FailedState>;
+
+/** Records a start that proved the candidate, or the failure it found and what follows from it. */
+async function judgeUnfailed(options: JudgeOptions, state: UnfailedState): Promise<JudgeOutcome> {
+  const { log, paths, signalFile } = options;
+  const { signal } = state;
+  const problem = await findStartProblem(options, state);
+  if (problem === undefined) {
+    await options.recordResult(
+      resultFrom(signal, 'succeeded', successMessage(signal), options.now()),
+    );
+    failpoint(failpoints.judgeResultWritten);
+    await clearUpgradeSignal(signalFile);
+    if (signal.corruptSignal !== undefined) options.onNote?.(successMessage(signal));
+    log.info(
+      { operation: signal.operationName, version: signal.candidateVersion },
+      'AgentUpgrade completed',
+    );
+    return 'succeeded';
+  }
+  const isCandidateActive =
+    state.kind === 'switched' || (state.kind === 'committed' && state.isCandidateCurrent);
+  const failed = { ...signal, failure: problem, recoveryRequired: isCandidateActive };
+  // Recorded before the files change, so a crash from here on is retried as a failure.
+  await writeUpgradeSignal(signalFile, failed);
+  failpoint(failpoints.judgeFailureRecorded);
+  log.warn(
+    { operation: signal.operationName, failure: problem },
+    'the upgraded daemon did not start as expected',
+  );
+  const recorded = await upgradeStateOf(paths, failed);
+  if (recorded.kind !== 'failed') throw new Error(`a recorded failure reads as ${recorded.kind}`);
+  return finishFailed(options, recorded);
+}
+
+/**
+ * Rolls a failed upgrade back and records its result. A process that is not
+ * last-good while the host must run last-good schedules a restart into it and
+ * keeps the signal: the last-good process that starts next finishes the record.
+ */
+async function finishFailed(options: JudgeOptions, state: FailedState): Promise<JudgeOutcome> {
+  const { log, paths, signalFile } = options;
+  const { signal } = state;
   const rollback = await rollBackOrExplain(paths, signal, log);
   const lastGood = await resolveIfPresent(paths.lastGood);
-  if (signal.recoveryRequired === true && options.runningExecutable !== lastGood) {
+  if (state.mustRunLastGood && options.runningExecutable !== lastGood) {
     // The terminal record waits until last-good runs: only then is the host
     // known to have a working agent again.
     await options.scheduleRestart();
     log.warn({ operation: signal.operationName, lastGood }, 'restarting into the last-good binary');
     return 'restart-scheduled';
   }
-  const state = rollback.rolledBack ? 'rolled-back' : 'failed';
+  const result = rollback.rolledBack ? 'rolled-back' : 'failed';
   // A copy the rollback could not write does not hold the record or the
   // signal: the host runs last-good, and the daemon's machine-copy keeper
   // retries the copy and shows it in status.
@@ -106,25 +137,20 @@ export async function judgeStartedUpgrade(options: JudgeOptions): Promise<JudgeO
       ? ''
       : `; the machine ${rollback.machineCopy.machine}'s copy of the agent was not restored (${rollback.machineCopy.error.message}), the daemon retries it`;
   await options.recordResult(
-    resultFrom(
-      signal,
-      state,
-      `${signal.failure ?? 'AgentUpgrade failed'}${copyNote}`,
-      options.now(),
-    ),
+    resultFrom(signal, result, `${state.failure}${copyNote}`, options.now()),
   );
   failpoint(failpoints.judgeResultWritten);
   await clearUpgradeSignal(signalFile);
   if (signal.corruptSignal !== undefined) {
     options.onNote?.(
-      `a corrupt AgentUpgrade signal was set aside (${signal.corruptSignal}); ${signal.candidatePath ?? 'the current binary'} failed its judgement and ${state === 'rolled-back' ? 'last-good was restored' : 'was recorded as failed'}`,
+      `a corrupt AgentUpgrade signal was set aside (${signal.corruptSignal}); ${signal.candidatePath ?? 'the current binary'} failed its judgement and ${result === 'rolled-back' ? 'last-good was restored' : 'was recorded as failed'}`,
     );
   }
   log.warn(
-    { operation: signal.operationName, state, failure: signal.failure },
+    { operation: signal.operationName, state: result, failure: state.failure },
     'AgentUpgrade failed',
   );
-  return state;
+  return result;
 }
 
 /**
@@ -161,14 +187,39 @@ function successMessage(signal: UpgradeSignal): string {
 
 async function findStartProblem(
   options: JudgeOptions,
+  state: UnfailedState,
+): Promise<string | undefined> {
+  const { paths } = options;
+  switch (state.kind) {
+    case 'recorded':
+      return 'interrupted before selecting a candidate slot';
+    case 'staged':
+      return 'interrupted before switching the candidate binary';
+    case 'committed':
+      if (!state.isCandidateCurrent) {
+        return isSlot(paths, state.candidate)
+          ? 'interrupted before switching the candidate binary'
+          : 'interrupted before selecting a candidate slot';
+      }
+      return findRunProblem(options, state.candidate ?? '', state.signal);
+    case 'switched':
+      return findRunProblem(options, state.candidate, state.signal);
+    default: {
+      const unknown: never = state;
+      throw new Error(`unknown upgrade state ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+/** What is wrong with this start of a candidate `current` names, or undefined. */
+async function findRunProblem(
+  options: JudgeOptions,
+  candidate: string,
   signal: UpgradeSignal,
 ): Promise<string | undefined> {
   const { paths } = options;
-  if (!isSlot(paths, signal.candidatePath)) return 'interrupted before selecting a candidate slot';
-  const current = await resolveIfPresent(paths.current);
-  if (current !== signal.candidatePath) return 'interrupted before switching the candidate binary';
-  if (options.runningExecutable !== signal.candidatePath) {
-    return `the daemon started from ${options.runningExecutable}, not the candidate ${signal.candidatePath}`;
+  if (options.runningExecutable !== candidate) {
+    return `the daemon started from ${options.runningExecutable}, not the candidate ${candidate}`;
   }
   // Spec agentbinary 3.7 step 3: the machine's copy (the kubelet's
   // exec-credential helper) must be the upgraded binary too. A host without

@@ -1,10 +1,10 @@
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
 import type { Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
-import { readSettledSignal } from '../signal/settle-corrupt-signal.js';
 import { writeUpgradeSignal } from '../signal/upgrade-signal-file.js';
 import { convergeCurrentLink } from './converge-current.js';
 import { rollbackUpgradeFiles, type RollbackResult } from './rollback-files.js';
+import { settleUpgradeState } from './upgrade-state.js';
 
 /** The message recorded when the caller gives none. */
 export const defaultRecoveryMessage = 'upgraded daemon failed to start; restored last-good binary';
@@ -25,8 +25,8 @@ export async function recoverAgentUpgrade(
   message: string | undefined,
   log: Logger,
 ): Promise<RollbackResult> {
-  const signal = await readSettledSignal({ paths, signalFile, log, now: () => new Date() });
-  if (signal === undefined) {
+  const state = await settleUpgradeState({ paths, signalFile, log, now: () => new Date() });
+  if (state.kind === 'none') {
     // No upgrade to undo, but the agent cannot start at all while `current`
     // cannot run: the one repair that changes no binary that runs.
     const converged = await convergeCurrentLink(paths, log);
@@ -38,8 +38,15 @@ export async function recoverAgentUpgrade(
     message?.trim() === undefined || message.trim() === ''
       ? defaultRecoveryMessage
       : message.trim();
-  // Recorded before the files change: a crash after this is finished by the next start.
-  const recorded = { ...signal, failure: signal.failure ?? failure, recoveryRequired: true };
+  // Whatever the state (recorded, staged, switched, committed or failed),
+  // recovery means last-good: recorded before the files change, so a crash
+  // after this is finished by the next start.
+  const { signal } = state;
+  const recorded = {
+    ...signal,
+    failure: state.kind === 'failed' ? state.failure : failure,
+    recoveryRequired: true,
+  };
   await writeUpgradeSignal(signalFile, recorded);
   failpoint(failpoints.rollbackFailureRecorded);
   const result = await rollbackUpgradeFiles(paths, recorded, log);

@@ -5,7 +5,7 @@ import { AgentError, isAgentError, messageOf, type Logger } from '@aks-flex-node
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { resolveIfPresent } from '../resolve-link.js';
 import { isNspawnMachine, syncNspawnCopy, type NspawnMachine } from '../nspawn/nspawn-copy.js';
-import { isSlot } from './candidate-slot.js';
+import { mayHaveSwitched, upgradeStateOf } from './upgrade-state.js';
 
 /** A machine's copy of the agent that could not be made equal to `current`. */
 export interface MachineCopyFailure {
@@ -24,10 +24,10 @@ export interface RollbackResult {
 }
 
 /**
- * Points `current` back at last-good when the signal shows the switch may
- * have happened (switchCommitted, recoveryRequired, or the candidate is what
- * `current` names). Otherwise it does nothing: a host whose switch never
- * happened is never downgraded. Idempotent; the caller keeps the signal
+ * Points `current` back at last-good when the signal's state shows the
+ * switch may have happened ({@link mayHaveSwitched}: switched, committed, or
+ * failed after a possible switch). Otherwise it does nothing: a host whose
+ * switch never happened is never downgraded. Idempotent; the caller keeps the signal
  * until it succeeded, so a failed rollback is retried.
  *
  * Throws UPGRADE_FAILED when last-good cannot be resolved.
@@ -38,11 +38,9 @@ export async function rollbackUpgradeFiles(
   log: Logger,
 ): Promise<RollbackResult> {
   const current = await resolveIfPresent(paths.current);
-  if (signal === undefined) return { rolledBack: false, current };
-  const candidateActive = isSlot(paths, signal.candidatePath) && current === signal.candidatePath;
-  if (signal.switchCommitted !== true && signal.recoveryRequired !== true && !candidateActive) {
-    return { rolledBack: false, current };
-  }
+  const state = await upgradeStateOf(paths, signal);
+  if (state.kind === 'none' || !mayHaveSwitched(state)) return { rolledBack: false, current };
+  const { activeMachine } = state.signal;
   const lastGood = await resolveIfPresent(paths.lastGood);
   if (lastGood === undefined) {
     throw new AgentError(
@@ -59,24 +57,24 @@ export async function rollbackUpgradeFiles(
     log.info({ current: lastGood, from: current }, 'pointed current back at the last-good binary');
   }
   failpoint(failpoints.rollbackCurrentRestored);
-  if (!isNspawnMachine(signal.activeMachine)) return { rolledBack: true, current: lastGood };
+  if (!isNspawnMachine(activeMachine)) return { rolledBack: true, current: lastGood };
   // The links are the agent, and they are restored: a copy that cannot be
   // written (a read-only mount, an immutable file) is reported beside the
   // result, never a rollback undone or failed, so the node runs last-good
   // and takes changes while the copy is repaired and retried.
   try {
-    await syncNspawnCopy(paths.machinesDir, signal.activeMachine, lastGood, log);
+    await syncNspawnCopy(paths.machinesDir, activeMachine, lastGood, log);
     return { rolledBack: true, current: lastGood };
   } catch (error) {
     const failure = toAgentError(error);
     log.error(
-      { err: failure, machine: signal.activeMachine },
+      { err: failure, machine: activeMachine },
       "rolled back to last-good, but the machine's copy of the agent still differs from it",
     );
     return {
       rolledBack: true,
       current: lastGood,
-      machineCopy: { machine: signal.activeMachine, error: failure },
+      machineCopy: { machine: activeMachine, error: failure },
     };
   }
 }
