@@ -45,15 +45,20 @@ interface WorkspacePackage {
   dependencies: string[];
 }
 
-async function listPackages(root: string): Promise<WorkspacePackage[]> {
+/** The workspace's package directories, relative to `root`. */
+export async function listPackageDirs(root: string): Promise<string[]> {
   const dirs = ['systemd'];
   for (const parent of ['shared', 'services']) {
     for (const entry of await readdir(path.join(root, parent), { withFileTypes: true })) {
       if (entry.isDirectory()) dirs.push(path.join(parent, entry.name));
     }
   }
+  return dirs;
+}
+
+async function listPackages(root: string): Promise<WorkspacePackage[]> {
   const packages: WorkspacePackage[] = [];
-  for (const dir of dirs) {
+  for (const dir of await listPackageDirs(root)) {
     const manifest = JSON.parse(await readFile(path.join(root, dir, 'package.json'), 'utf8')) as {
       name: string;
       dependencies?: Record<string, string>;

@@ -2,9 +2,9 @@ import { exitCodes } from '@aks-flex-node/api';
 import { runVersion } from './commands/version.js';
 import { dropOutputOnceReaderCloses, printLine, reportError } from './output.js';
 import {
+  bundleFor,
   isMainRoleName,
   isRoleName,
-  roleHomes,
   type RoleName,
   type RoleNameIn,
 } from './roles/role-homes.js';
@@ -31,7 +31,7 @@ function runHelp(): Promise<number> {
 function runRole(name: RoleName, args: string[]): Promise<number> {
   if (isMainRoleName(name)) return runReportingErrors(() => Promise.resolve(mainRoles[name]), args);
   // The bundle reports its own errors: it holds its own copy of AgentError.
-  return runBundle(roleHomes[name], name, args);
+  return runBundle(bundleFor(name, args), name, args);
 }
 
 async function main(argv: string[]): Promise<number> {

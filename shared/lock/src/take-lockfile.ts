@@ -3,7 +3,7 @@ import { lstat, rm } from 'node:fs/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
 import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
-import type { ActivationLockOptions } from './activation-lock.js';
+import type { ActivationLockOptions } from './activation-lock-options.js';
 
 /**
  * The file system proper-lockfile works through, with one change: the lock

@@ -1,7 +1,7 @@
 import { describeHostRoot } from '@aks-flex-node/hostroot';
 import { hostPaths } from '@aks-flex-node/layout';
+import { AgentError } from '@aks-flex-node/log';
 import { printJson, printLine } from '../output.js';
-import { runBundle } from '../roles/run-bundle.js';
 import { parseHostRootFlags } from './host-root-flags.js';
 
 /**
@@ -12,12 +12,18 @@ import { parseHostRootFlags } from './host-root-flags.js';
  * root and compare its output with a path, so it must not change. On a
  * legacy host not yet linked the planned root differs from the resolved one
  * (`--resolved`). `--migrate` runs from a bundle of its own
- * (host-root-migrate.ts): the typed client, the lock and the logger it
- * needs would slow every plain call, which those scripts make often.
+ * (host-root-migrate.ts), which the dispatcher picks (`bundleFor`).
+ *
+ * Throws INTERNAL when given `--migrate`: only a dispatcher that lost that
+ * rule sends it here.
  */
 export async function runHostRoot(args: string[]): Promise<number> {
   const flags = parseHostRootFlags(args);
-  if (flags.migrate) return runBundle('host-root-migrate', 'host-root', args);
+  if (flags.migrate) {
+    throw new AgentError('INTERNAL', 'host-root --migrate reached the bundle of plain host-root', {
+      hint: 'rebuild the executable with `node scripts/build.mjs`; the dispatcher sends --migrate to its own bundle',
+    });
+  }
   const report = await describeHostRoot(hostPaths);
   if (flags.json) printJson(report);
   else printLine(flags.resolved ? report.resolved : report.planned);

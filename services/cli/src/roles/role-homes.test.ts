@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { coldRoles } from '../bundles/cold.js';
-import { bundleNames, isRoleName, roleHomes } from './role-homes.js';
+import { bundleFor, bundleNames, isRoleName, roleHomes } from './role-homes.js';
 
 const bundlesDir = path.join(import.meta.dirname, '..', 'bundles');
 
@@ -34,4 +34,22 @@ describe('role homes', () => {
       expect(isRoleName(name)).toBe(false);
     },
   );
+
+  it.each([
+    [['--migrate'], 'host-root-migrate'],
+    [['--json', '--migrate'], 'host-root-migrate'],
+    [['--json'], 'host-root'],
+    [[], 'host-root'],
+    [['--', '--migrate'], 'host-root'],
+  ] as const)(
+    'issue25#cycle host-root %j runs from the %s bundle, as the dispatcher picks',
+    (args, bundle) => {
+      expect(bundleFor('host-root', args)).toBe(bundle);
+    },
+  );
+
+  it('every other role runs from its home, whatever its arguments', () => {
+    expect(bundleFor('reset', ['--migrate'])).toBe('cold');
+    expect(bundleFor('status', [])).toBe('status');
+  });
 });

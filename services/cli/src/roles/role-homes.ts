@@ -58,6 +58,23 @@ export function isMainRoleName(name: RoleName): name is RoleNameIn<'main'> {
   return roleHomes[name] === 'main';
 }
 
+/**
+ * The bundle that runs `name` with these arguments: its home, except that
+ * `host-root --migrate` runs from a bundle of its own, since the typed
+ * client, the lock and the logger it needs would slow every plain
+ * `host-root`, which the Go releases' scripts run often. The dispatcher
+ * decides this, so that no bundle loads another (an import cycle).
+ */
+export function bundleFor(
+  name: Exclude<RoleName, RoleNameIn<'main'>>,
+  args: readonly string[],
+): BundleName {
+  const end = args.indexOf('--');
+  const flags = end === -1 ? args : args.slice(0, end);
+  if (name === 'host-root' && flags.includes('--migrate')) return 'host-root-migrate';
+  return roleHomes[name];
+}
+
 /** Whether `name` is a role the executable answers to. */
 export function isRoleName(name: string): name is RoleName {
   return Object.hasOwn(roleHomes, name);
