@@ -112,8 +112,8 @@ function pathThrough(
   const cameFrom = new Map<string, string>();
   const queue = [start];
   while (queue.length > 0) {
-    const node = queue.shift() ?? start;
-    for (const next of graph.get(node) ?? []) {
+    const node: string = queue.shift() ?? start;
+    for (const next of graph.get(node) ?? ([] as readonly string[])) {
       if (!members.has(next) || cameFrom.has(next)) continue;
       cameFrom.set(next, node);
       if (next === start) {

@@ -147,8 +147,8 @@ function watchedOperation(state: ReadUpgradeState): string | undefined {
     case 'corrupt':
     case 'recorded':
     case 'staged':
-    // Not committed: the starting daemon judges it, and rolls it back, itself.
     case 'switched':
+      // Not committed: the starting daemon judges it, and rolls it back, itself.
       return undefined;
     case 'committed':
       return state.isCandidateCurrent ? state.signal.operationName : undefined;
