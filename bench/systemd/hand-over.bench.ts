@@ -171,7 +171,7 @@ async function measureRollback(
     expect(
       upgrade.result.exitCode,
       formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result),
-    ).toBe(exitCodes.upgradeFailed.code);
+    ).toBe(exitCodes.rolledBack.code);
     expect(upgrade.operation).toMatchObject({
       state: 'rolled-back',
       toVersion: badCandidateVersion,

@@ -105,7 +105,7 @@ describeWithProduct('product: the nspawn machine copy of the agent', () => {
       // 2. A bad candidate: rolled back, and the copy is current again.
       const bad = await upgradeTo(host, exits);
       expect(bad.result.exitCode, formatCommandResult('agent-upgrade', bad.result)).toBe(
-        exitCodes.upgradeFailed.code,
+        exitCodes.rolledBack.code,
       );
       const links = { current: productPaths.greenSlot, lastGood: productPaths.greenSlot };
       await expectUpgradeSettled(host, bad.operation.id, 'rolled-back', links);
@@ -123,7 +123,7 @@ describeWithProduct('product: the nspawn machine copy of the agent', () => {
       await waitFor(async () => (await sha256In(host, machineCopy)) === hangsSha, 60_000);
       await runOrThrow(host, ['chattr', '+i', machineCopy]);
       const stuck = await watched;
-      expect(stuck.result.exitCode).toBe(exitCodes.upgradeFailed.code);
+      expect(stuck.result.exitCode).toBe(exitCodes.rolledBack.code);
       const back = { current: productPaths.blueSlot, lastGood: productPaths.blueSlot };
       const record = await expectUpgradeSettled(host, stuck.operation.id, 'rolled-back', back);
       expect(record.message).toMatch(/copy of the agent was not restored/);

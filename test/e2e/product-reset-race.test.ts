@@ -150,7 +150,7 @@ async function expectRunSettled(host: Host, run: RaceRun, before: readonly strin
   for (const code of run.resetExits.slice(0, -1)) expect(code, context).toBe(exitCodes.busy.code);
   // No CLI left waiting: the upgrade's exited within seconds of the reset.
   expect(run.resetToUpgradeExitMs, context).toBeLessThanOrEqual(upgradeExitBoundMs);
-  expect([exitCodes.ok.code, exitCodes.upgradeFailed.code], context).toContain(run.upgradeExit);
+  expect([exitCodes.ok.code, exitCodes.rolledBack.code], context).toContain(run.upgradeExit);
 
   // The operation's record is readable and final, and the CLI reported the same end.
   const records = await readOperationRecords(host);
@@ -163,7 +163,7 @@ async function expectRunSettled(host: Host, run: RaceRun, before: readonly strin
   expect(reported?.id, context).toBe(record.id);
   expect(reported?.state, context).toBe(record.state);
   expect(run.upgradeExit, context).toBe(
-    record.state === 'succeeded' ? exitCodes.ok.code : exitCodes.upgradeFailed.code,
+    record.state === 'succeeded' ? exitCodes.ok.code : exitCodes.rolledBack.code,
   );
 
   // current is a judged binary: the candidate it succeeded with, or the one it rolled back to.

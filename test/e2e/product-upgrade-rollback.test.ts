@@ -55,7 +55,7 @@ async function upgradeUntilLastGoodServes(host: Host, release: ReleaseArchive, l
   expect(
     upgrade.result.exitCode,
     formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result),
-  ).toBe(exitCodes.upgradeFailed.code);
+  ).toBe(exitCodes.rolledBack.code);
   return { before, upgrade, lastGood, seconds };
 }
 

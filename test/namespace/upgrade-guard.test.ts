@@ -23,7 +23,7 @@ describe.skipIf(unavailable !== undefined)('the upgrade guard command', () => {
     expect(run.status, run.stderr).toBe(0);
     const seen = facts(run.stdout);
     expect(seen.idle).toBe(String(exitCodes.ok.code));
-    expect(seen.broken).toBe(String(exitCodes.upgradeFailed.code));
+    expect(seen.broken).toBe(String(exitCodes.rolledBack.code));
     expect(seen.brokenError).toMatch(/upgrade guard could not finish/);
     expect(seen.brokenError).toContain('/etc/aks-flex-node/agent-upgrade-signal.json');
   });

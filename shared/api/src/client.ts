@@ -36,8 +36,15 @@ export interface ApiClient {
   operation(id: string): Promise<z.infer<typeof operationSchema>>;
   /** Cancels an upgrade that has not begun to switch; resolves with it once it stopped. */
   cancelOperation(id: string): Promise<z.infer<typeof operationSchema>>;
-  /** Calls `onEvent` for each event of the operation's stream until the daemon ends it. */
-  followOperation(id: string, onEvent: (event: OperationEvent) => void): Promise<void>;
+  /**
+   * Calls `onEvent` for each event of the operation's stream until the daemon
+   * ends it, or until `signal` aborts (rejecting with its reason).
+   */
+  followOperation(
+    id: string,
+    onEvent: (event: OperationEvent) => void,
+    signal?: AbortSignal,
+  ): Promise<void>;
   recover(message?: string): Promise<z.infer<typeof recoveryResponseSchema>>;
   /** Starts a reset; the daemon answers once it holds the activation lock. */
   beginReset(): Promise<z.infer<typeof operationSchema>>;
@@ -66,7 +73,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     beginAgentUpgrade: (request) => call(apiRoutes.beginAgentUpgrade, operationSchema, request),
     operation: (id) => call(apiRoutes.operation, operationSchema, undefined, { id }),
     cancelOperation: (id) => call(apiRoutes.cancelOperation, operationSchema, undefined, { id }),
-    followOperation: (id, onEvent) => followEvents(options, id, onEvent),
+    followOperation: (id, onEvent, signal) => followEvents(options, id, onEvent, signal),
     beginReset: () => call(apiRoutes.beginReset, operationSchema, {}),
     recover: (message) =>
       call(apiRoutes.recover, recoveryResponseSchema, message === undefined ? {} : { message }),
@@ -152,9 +159,14 @@ function followEvents(
   options: ApiClientOptions,
   id: string,
   onEvent: (event: OperationEvent) => void,
+  signal?: AbortSignal,
 ): Promise<void> {
   const url = routePath(apiRoutes.operationEvents, { id });
   return new Promise((resolve, reject) => {
+    if (signal?.aborted === true) {
+      reject(signal.reason as Error);
+      return;
+    }
     const request = http.request(
       { socketPath: options.socketPath, method: apiRoutes.operationEvents.method, path: url },
       (response) => {
@@ -188,12 +200,21 @@ function followEvents(
             newline = buffered.indexOf('\n');
           }
         });
-        response.on('end', resolve);
+        response.on('end', () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        });
         response.on('error', (error) => {
           reject(daemonUnreachable(options.socketPath, error));
         });
       },
     );
+    // The stream has no deadline of its own; the caller's signal ends it with its reason.
+    const onAbort = () => {
+      reject(signal?.reason as Error);
+      request.destroy();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
     request.on('error', (error) => {
       reject(daemonUnreachable(options.socketPath, error));
     });

@@ -1,70 +1,47 @@
-import type { ErrorCode } from '@aks-flex-node/log';
-
 /**
  * The one table of process exit codes. The CLI, the hooks and the recovery
- * shim exit only with these; the shell scripts keep copies that a test
- * compares with this table.
+ * shim exit only with these; each error code names its exit code in
+ * `errorTable` (error-table.ts), and the shell scripts keep copies of their
+ * own codes that a test compares with {@link scriptExitCodes}.
+ *
+ * Codes 0 to 8 keep the meanings earlier releases of this product gave them:
+ * the first-boot unit (scripts/aks-flex-node-bootstrap.bu) stops retrying on
+ * 2 and 3 and retries every other code of `preflight` and `start`, so a new
+ * kind of outcome gets a new number rather than a borrowed one.
  */
 export const exitCodes = {
   ok: { code: 0, meaning: 'success' },
-  failure: { code: 1, meaning: 'the command failed; the error line says why' },
-  usage: { code: 2, meaning: 'the command line was not understood' },
-  refused: { code: 3, meaning: 'the host is in a state the command refuses to change' },
-  busy: { code: 4, meaning: 'another activation or daemon holds the lock; try again later' },
-  unreachable: { code: 5, meaning: 'the daemon did not answer on its socket' },
-  upgradeFailed: { code: 6, meaning: 'the upgrade failed or was rolled back' },
+  failure: { code: 1, meaning: 'the command failed for another reason; the error line says why' },
+  usage: { code: 2, meaning: 'the command line or the config was not understood' },
+  refused: {
+    code: 3,
+    meaning:
+      'refused before anything changed, because of the candidate, the config or the host state',
+  },
+  busy: {
+    code: 4,
+    meaning: 'another activation, reset or daemon holds the lock or is starting; try again later',
+  },
+  noDaemon: { code: 5, meaning: 'no daemon answered on its socket' },
+  rolledBack: {
+    code: 6,
+    meaning: 'the upgrade failed after the switch and was rolled back to the last-good binary',
+  },
   notExecutable: { code: 7, meaning: 'a binary does not run where it is installed' },
   notRoot: { code: 8, meaning: 'the command must run as root' },
+  fetchFailed: {
+    code: 9,
+    meaning: 'downloading the release failed and nothing changed; a retry may succeed',
+  },
+  cancelled: { code: 10, meaning: 'the operation was cancelled before it changed anything' },
+  timedOut: {
+    code: 11,
+    meaning: 'the command stopped waiting while the operation goes on; `operations ID` shows it',
+  },
 } as const;
 
 /** A name from {@link exitCodes}. */
 export type ExitCodeName = keyof typeof exitCodes;
-
-/** The exit code a command ends with when it fails with an error of this code. */
-export function exitCodeFor(code: ErrorCode): number {
-  return exitCodes[exitCodeNameFor(code)].code;
-}
-
-function exitCodeNameFor(code: ErrorCode): ExitCodeName {
-  switch (code) {
-    case 'INVALID_ARGUMENT':
-    case 'INVALID_CONFIG':
-    case 'REQUEST_TOO_LARGE':
-    case 'REQUEST_HEADERS_TOO_LARGE':
-      return 'usage';
-    case 'OPERATION_NOT_CANCELLABLE':
-      return 'refused';
-    case 'REQUEST_TIMEOUT':
-      return 'unreachable';
-    case 'HOST_ROOT_REFUSED':
-    case 'UPGRADE_REFUSED':
-      return 'refused';
-    case 'ACTIVATION_IN_PROGRESS':
-    case 'DAEMON_RUNNING':
-    case 'DAEMON_NOT_READY':
-      return 'busy';
-    case 'DAEMON_UNREACHABLE':
-      return 'unreachable';
-    case 'UPGRADE_FAILED':
-      return 'upgradeFailed';
-    case 'NOT_EXECUTABLE':
-      return 'notExecutable';
-    case 'NOT_ROOT':
-      return 'notRoot';
-    case 'HOST_ROOT_IO':
-    case 'DAEMON_ERROR':
-    case 'NOT_FOUND':
-    case 'SYSTEMD_FAILED':
-    case 'HOST_NETWORK_FAILED':
-    case 'CREDENTIAL_FAILED':
-    case 'INTERNAL':
-      return 'failure';
-    default: {
-      const unhandled: never = code;
-      throw new Error(`no exit code for error code ${String(unhandled)}`);
-    }
-  }
-}
 
 /**
  * Exit codes of scripts/install.sh, bootstrap.sh and uninstall.sh, copied there

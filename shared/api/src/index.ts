@@ -6,7 +6,10 @@ export { readDaemonStatus } from './read-status.js';
 export type { ReadStatusOptions } from './read-status.js';
 export { requestOverUnixSocket } from './unix-http-request.js';
 export type { UnixHttpRequest, UnixHttpResponse } from './unix-http-request.js';
-export { exitCodeFor, exitCodes, scriptExitCodes } from './exit-codes.js';
+export { exitCodes, scriptExitCodes } from './exit-codes.js';
+export type { ExitCodeName } from './exit-codes.js';
+export { errorTable, exitCodeFor, httpStatusFor } from './error-table.js';
+export type { ErrorRow } from './error-table.js';
 export {
   hostRootResponseSchema,
   hostRootStates,
@@ -14,7 +17,7 @@ export {
   migrateResponseSchema,
 } from './host-root.js';
 export type { HostRootResponse, MigrateResponse } from './host-root.js';
-export { problemContentType, problemFromError, problemSchema } from './problem.js';
+export { errorCodeSchema, problemContentType, problemFromError, problemSchema } from './problem.js';
 export { apiRoutes, requestBodyLimitBytes, requestBodyLimitText, routePath } from './routes.js';
 export { resetRequestSchema } from './reset.js';
 export type { ResetRequest } from './reset.js';

@@ -1,11 +1,12 @@
 import { z } from 'zod';
-import { allErrorCodes, type AgentError, type ErrorCode } from '@aks-flex-node/log';
-import { httpStatusFor } from './http-status.js';
+import { allErrorCodes, type AgentError } from '@aks-flex-node/log';
+import { httpStatusFor } from './error-table.js';
 
 /** The media type of every error body (RFC 9457). */
 export const problemContentType = 'application/problem+json';
 
-const errorCodeSchema = z.enum(allErrorCodes as [ErrorCode, ...ErrorCode[]]);
+/** A stable error code, as problem bodies and operation records carry it. */
+export const errorCodeSchema = z.enum(allErrorCodes);
 
 /** An error body: RFC 9457 fields plus the stable code, the path and the operator's hint. */
 export const problemSchema = z.object({

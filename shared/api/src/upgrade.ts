@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { errorCodeSchema } from './problem.js';
 
 /** A release archive by URL, and optionally its digest. */
 export const archiveSourceSchema = z.strictObject({
@@ -85,6 +86,12 @@ export const operationSchema = z.strictObject({
   /** The step running now, or the last one. */
   phase: z.string(),
   message: z.string().optional(),
+  /**
+   * Why a failed operation failed: the error code, which gives the command's
+   * exit code (refused, fetch failed, cancelled …), and the error's next step.
+   */
+  code: errorCodeSchema.optional(),
+  hint: z.string().optional(),
   sourceUrl: z.string().optional(),
   fromPath: z.string().optional(),
   toPath: z.string().optional(),

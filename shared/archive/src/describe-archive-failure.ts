@@ -24,7 +24,7 @@ export function describeArchiveFailure(error: unknown, archivePath: string): Age
     );
   }
   return makeIoError('read', archivePath, error, {
-    code: 'UPGRADE_FAILED',
+    code: 'FETCH_FAILED',
     hint: 'check that the downloaded archive is still there and readable, then retry',
   });
 }

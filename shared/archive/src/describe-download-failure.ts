@@ -30,25 +30,25 @@ export function describeDownloadFailure(
     hint: 'check the host can reach the URL, then retry the upgrade',
   };
   if (context.signal?.aborted === true) {
-    return new AgentError('UPGRADE_FAILED', `download ${redactedUrl} was cancelled`, details);
+    return new AgentError('OPERATION_CANCELLED', `download ${redactedUrl} was cancelled`, details);
   }
   if (context.stall.aborted) {
     return new AgentError(
-      'UPGRADE_FAILED',
+      'FETCH_FAILED',
       `download ${redactedUrl} stalled: no bytes arrived for ${context.stallTimeoutMs} ms`,
       details,
     );
   }
   if (context.timeout.aborted) {
     return new AgentError(
-      'UPGRADE_FAILED',
+      'FETCH_FAILED',
       `download ${redactedUrl} timed out after ${context.timeoutMs} ms`,
       details,
     );
   }
   const reason = error instanceof Error && error.cause !== undefined ? error.cause : error;
   const text = reason === error ? messageOf(error) : `${messageOf(error)}: ${messageOf(reason)}`;
-  return new AgentError('UPGRADE_FAILED', `download ${redactedUrl}: ${redactUrlsInText(text)}`, {
+  return new AgentError('FETCH_FAILED', `download ${redactedUrl}: ${redactUrlsInText(text)}`, {
     ...details,
     cause: reason,
   });

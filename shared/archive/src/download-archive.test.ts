@@ -83,7 +83,7 @@ describe('downloadArchive', () => {
     const tempDir = await makeTempDir();
     const source = parseUpgradeSource({ url: `${server.origin}/archive${signedQuery}` });
     await expectCleanFailure(downloadArchive(source, { tempDir }), tempDir, {
-      code: 'UPGRADE_FAILED',
+      code: 'FETCH_FAILED',
       words: `download ${server.origin}/archive: terminated`,
     });
   });
@@ -93,7 +93,7 @@ describe('downloadArchive', () => {
     const tempDir = await makeTempDir();
     const source = parseUpgradeSource({ url: `${server.origin}/archive${signedQuery}` });
     await expectCleanFailure(downloadArchive(source, { tempDir, timeoutMs: 300 }), tempDir, {
-      code: 'UPGRADE_FAILED',
+      code: 'FETCH_FAILED',
       words: `download ${server.origin}/archive timed out after 300 ms`,
     });
   });
@@ -110,7 +110,7 @@ describe('downloadArchive', () => {
       downloadArchive(source, { tempDir, signal: controller.signal }),
       tempDir,
       {
-        code: 'UPGRADE_FAILED',
+        code: 'OPERATION_CANCELLED',
         words: `download ${server.origin}/archive was cancelled`,
       },
     );
@@ -121,7 +121,7 @@ describe('downloadArchive', () => {
     const tempDir = await makeTempDir();
     const source = parseUpgradeSource({ url: `${origin}/archive${signedQuery}` });
     await expectCleanFailure(downloadArchive(source, { tempDir }), tempDir, {
-      code: 'UPGRADE_FAILED',
+      code: 'FETCH_FAILED',
       words: `download ${origin}/archive: fetch failed: connect ECONNREFUSED`,
     });
   });
@@ -130,7 +130,7 @@ describe('downloadArchive', () => {
     const tempDir = path.join(await makeTempDir(), 'missing');
     const source = parseUpgradeSource({ url: 'http://127.0.0.1:9/archive' });
     await expect(downloadArchive(source, { tempDir })).rejects.toMatchObject({
-      code: 'UPGRADE_FAILED',
+      code: 'FETCH_FAILED',
       message: expect.stringContaining(`create ${tempDir}/agent-upgrade-`) as unknown,
     });
   });

@@ -76,7 +76,7 @@ async function createTempArchive(file: string): Promise<FileHandle> {
     return await open(file, 'wx', 0o600);
   } catch (error) {
     throw makeIoError('create', file, error, {
-      code: 'UPGRADE_FAILED',
+      code: 'FETCH_FAILED',
       hint: 'check that the download directory exists and is writable',
     });
   }

@@ -250,13 +250,13 @@ describe('extractExactMember', () => {
     expect(await readFile(target, 'utf8')).toBe(binary);
   });
 
-  it('a missing archive fails as UPGRADE_FAILED naming it, and stages nothing', async () => {
+  it('a missing archive fails as FETCH_FAILED naming it, and stages nothing', async () => {
     const { archivePath, target } = await makeSlot(Buffer.alloc(0));
     const before = await snapshotFile(target);
     const missing = `${archivePath}.gone`;
     await expect(extractExactMember(missing, { member, targetPath: target })).rejects.toMatchObject(
       {
-        code: 'UPGRADE_FAILED',
+        code: 'FETCH_FAILED',
         path: missing,
       },
     );

@@ -31,7 +31,7 @@ const refusals: LocalRefusalRow[] = [
   {
     name: 'a missing file fails naming it',
     file: 'missing.tar.gz',
-    code: 'UPGRADE_FAILED',
+    code: 'FETCH_FAILED',
     words: 'read /',
   },
   {

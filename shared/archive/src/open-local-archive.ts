@@ -23,14 +23,14 @@ export async function openLocalArchive(url: URL, maxBytes: number): Promise<Arch
     // before the regular-file check below could refuse it.
     handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
-    throw makeIoError('read', file, error, { code: 'UPGRADE_FAILED', hint: unreadableHint });
+    throw makeIoError('read', file, error, { code: 'FETCH_FAILED', hint: unreadableHint });
   }
   let info: Stats;
   try {
     info = await handle.stat();
   } catch (error) {
     await handle.close();
-    throw makeIoError('inspect', file, error, { code: 'UPGRADE_FAILED', hint: unreadableHint });
+    throw makeIoError('inspect', file, error, { code: 'FETCH_FAILED', hint: unreadableHint });
   }
   const refusal = refuseUnusableFile(file, info, maxBytes);
   if (refusal !== undefined) {

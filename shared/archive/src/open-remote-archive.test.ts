@@ -44,19 +44,19 @@ const refusals: RefusalRow[] = [
     name: 'a 404 fails with the redacted URL and the status',
     routes: {},
     expected: (origin) => ({
-      code: 'UPGRADE_FAILED',
+      code: 'FETCH_FAILED',
       words: `download ${origin}/archive: HTTP 404 Not Found`,
     }),
   },
   {
     name: 'a 500 fails with the status',
     routes: { '/archive': (_request, response) => response.writeHead(500).end() },
-    expected: () => ({ code: 'UPGRADE_FAILED', words: 'HTTP 500 Internal Server Error' }),
+    expected: () => ({ code: 'FETCH_FAILED', words: 'HTTP 500 Internal Server Error' }),
   },
   {
     name: 'a redirect without a Location fails with its status',
     routes: { '/archive': (_request, response) => response.writeHead(302).end() },
-    expected: () => ({ code: 'UPGRADE_FAILED', words: 'HTTP 302 Found' }),
+    expected: () => ({ code: 'FETCH_FAILED', words: 'HTTP 302 Found' }),
   },
   {
     name: 'a chain of 11 redirects is refused',
@@ -119,7 +119,7 @@ const refusals: RefusalRow[] = [
     routes: { '/archive': stall({ 'content-length': '2000' }) },
     options: { stallTimeoutMs: 300, timeoutMs: 60_000 },
     expected: (origin) => ({
-      code: 'UPGRADE_FAILED',
+      code: 'FETCH_FAILED',
       words: `download ${origin}/archive stalled: no bytes arrived for 300 ms`,
     }),
   },
@@ -127,7 +127,7 @@ const refusals: RefusalRow[] = [
     name: 'issue12#4 a server that accepts and never answers fails as stalled',
     routes: { '/archive': () => undefined },
     options: { stallTimeoutMs: 300, timeoutMs: 60_000 },
-    expected: () => ({ code: 'UPGRADE_FAILED', words: 'stalled: no bytes arrived for 300 ms' }),
+    expected: () => ({ code: 'FETCH_FAILED', words: 'stalled: no bytes arrived for 300 ms' }),
   },
   {
     name: 'issue12#4 a server that stops half-way fails as stalled',
@@ -138,7 +138,7 @@ const refusals: RefusalRow[] = [
       },
     },
     options: { stallTimeoutMs: 300, timeoutMs: 60_000 },
-    expected: () => ({ code: 'UPGRADE_FAILED', words: 'stalled: no bytes arrived for 300 ms' }),
+    expected: () => ({ code: 'FETCH_FAILED', words: 'stalled: no bytes arrived for 300 ms' }),
   },
 ];
 

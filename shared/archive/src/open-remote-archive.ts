@@ -75,7 +75,7 @@ async function acceptResponse(
   if (response.status !== 200) {
     await response.body?.cancel();
     const status = `${response.status} ${response.statusText}`.trim();
-    throw new AgentError('UPGRADE_FAILED', `download ${redactUrl(url)}: HTTP ${status}`, {
+    throw new AgentError('FETCH_FAILED', `download ${redactUrl(url)}: HTTP ${status}`, {
       path: redactUrl(url),
       hint: 'check that the URL names a published release archive and has not expired',
     });

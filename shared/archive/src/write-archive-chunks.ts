@@ -67,7 +67,7 @@ async function writeToSink(sink: ArchiveSink, chunk: Uint8Array): Promise<void> 
     await writeFully(sink.handle, chunk);
   } catch (error) {
     throw makeIoError('write', sink.file, error, {
-      code: 'UPGRADE_FAILED',
+      code: 'FETCH_FAILED',
       hint: 'free space in the download directory, then retry the upgrade',
     });
   }

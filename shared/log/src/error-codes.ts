@@ -1,46 +1,45 @@
 /**
- * The one catalogue of error codes. The code is the contract with scripts and
- * the API; the wording of messages may change without breaking anyone.
- * shared/api maps each code to an HTTP status and an exit code.
+ * The stable error codes. The code is the contract with scripts and the API;
+ * the wording of messages may change without breaking anyone. What each code
+ * means, and the HTTP status and exit code it carries, is one table:
+ * `errorTable` in shared/api, the only package that translates a code.
  */
-export const errorCodes = {
+export const allErrorCodes = [
   // Input
-  INVALID_ARGUMENT: 'a command-line argument or request field is not acceptable',
-  REQUEST_TOO_LARGE: 'a request body is over the size limit',
-  INVALID_CONFIG: 'the configuration file is missing, unreadable or malformed',
+  'INVALID_ARGUMENT',
+  'REQUEST_TOO_LARGE',
+  'INVALID_CONFIG',
   // Host root
-  HOST_ROOT_REFUSED: 'the host root is in a state the agent refuses to change',
-  HOST_ROOT_IO: 'reading or changing the host root failed',
+  'HOST_ROOT_REFUSED',
+  'HOST_ROOT_IO',
   // Concurrency
-  ACTIVATION_IN_PROGRESS: 'another activation holds the activation lock',
-  DAEMON_RUNNING: 'another daemon already serves the socket',
+  'ACTIVATION_IN_PROGRESS',
+  'DAEMON_RUNNING',
   // Daemon access
-  DAEMON_UNREACHABLE: 'the daemon did not answer on its socket',
-  DAEMON_ERROR: 'the daemon answered with an error',
+  'DAEMON_UNREACHABLE',
+  'DAEMON_ERROR',
   // Upgrade
-  UPGRADE_REFUSED: 'an upgrade candidate or archive was refused before switching',
-  UPGRADE_FAILED: 'an upgrade failed after it started',
-  NOT_FOUND: 'the thing asked for does not exist',
+  'UPGRADE_REFUSED',
+  'FETCH_FAILED',
+  'UPGRADE_FAILED',
+  'NOT_FOUND',
   // Environment
-  NOT_EXECUTABLE: 'a binary does not run where it is installed',
-  SYSTEMD_FAILED: 'a systemctl command failed',
-  HOST_NETWORK_FAILED: "an ip or nft command on the node's network state failed",
-  CREDENTIAL_FAILED:
-    'an Azure credential gave no token: its setting, file or token service (Entra ID, IMDS, Arc) failed',
-  INTERNAL: 'an unexpected internal error',
+  'NOT_EXECUTABLE',
+  'SYSTEMD_FAILED',
+  'HOST_NETWORK_FAILED',
+  'CREDENTIAL_FAILED',
+  'INTERNAL',
   // Privileges
-  NOT_ROOT: 'the command changes the host and must run as root',
+  'NOT_ROOT',
   // Requests and operations
-  OPERATION_NOT_CANCELLABLE: 'the operation has switched or ended and can no longer be cancelled',
-  REQUEST_TIMEOUT: 'a request did not arrive in time',
-  REQUEST_HEADERS_TOO_LARGE: "a request's URL or headers are over the size limit",
+  'OPERATION_NOT_CANCELLABLE',
+  'OPERATION_CANCELLED',
+  'OPERATION_TIMED_OUT',
+  'REQUEST_TIMEOUT',
+  'REQUEST_HEADERS_TOO_LARGE',
   // Daemon start-up
-  DAEMON_NOT_READY:
-    'the daemon serves reads but takes no changes yet: it is starting, moving its files or waiting to be replaced',
-} as const;
+  'DAEMON_NOT_READY',
+] as const;
 
-/** A stable error code from {@link errorCodes}. */
-export type ErrorCode = keyof typeof errorCodes;
-
-/** Every code, in catalogue order, for tables and exhaustive tests. */
-export const allErrorCodes = Object.keys(errorCodes) as ErrorCode[];
+/** A stable error code from {@link allErrorCodes}. */
+export type ErrorCode = (typeof allErrorCodes)[number];

@@ -6,7 +6,7 @@ import { hostPaths } from '@aks-flex-node/layout';
 import { AgentError } from '@aks-flex-node/log';
 import { parseCommandArgs } from '../args.js';
 import { printNote } from '../output.js';
-import { cancelOnInterrupt, reportCancelled } from '../progress/cancel-upgrade.js';
+import { reportCancelled } from '../progress/cancel-upgrade.js';
 import { followUpgrade } from '../progress/follow-upgrade.js';
 
 const usage =
@@ -24,8 +24,9 @@ type UpgradeRequest =
  * release archive; `--candidate` activates a binary already on the host
  * (handed to the daemon when one answers, otherwise activated here; without
  * either flag the candidate is this executable), and
- * `--preflight` only shows the plan. Exit 0 when the candidate runs, 6 when
- * the upgrade failed or was rolled back; see docs/cli.md for the others.
+ * `--preflight` only shows the plan. Exit 0 when the candidate runs; the
+ * error's code gives the others (refused, fetch failed, cancelled, timed out,
+ * rolled back; docs/cli.md).
  */
 export async function runAgentUpgrade(args: string[]): Promise<number> {
   const flags = parseCommandArgs('agent-upgrade', args, {
@@ -60,16 +61,11 @@ export async function runAgentUpgrade(args: string[]): Promise<number> {
           );
         },
       });
-      // Ctrl-C asks the daemon to cancel, then the result is followed as usual.
-      const stopCancelling = cancelOnInterrupt(client, operation.id);
-      try {
-        return await followUpgrade(client, operation, {
-          json: flags.json,
-          timeoutMs: Math.max(deadline - Date.now(), 1_000),
-        });
-      } finally {
-        stopCancelling();
-      }
+      // Ctrl-C asks the daemon to cancel (before the switch), then the result is followed as usual.
+      return followUpgrade(client, operation, {
+        json: flags.json,
+        timeoutMs: Math.max(deadline - Date.now(), 1_000),
+      });
     }
     case 'cancel': {
       const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs });

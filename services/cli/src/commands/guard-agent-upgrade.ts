@@ -57,7 +57,7 @@ export async function runGuardAgentUpgrade(args: string[]): Promise<number> {
  * fail its unit, so that the unit's OnFailure= runs the recovery unit.
  */
 function asGuardFailure(error: unknown): AgentError {
-  if (isAgentError(error) && exitCodeFor(error.code) === exitCodes.upgradeFailed.code) return error;
+  if (isAgentError(error) && exitCodeFor(error.code) === exitCodes.rolledBack.code) return error;
   return new AgentError(
     'UPGRADE_FAILED',
     `the upgrade guard could not finish: ${messageOf(error)}`,

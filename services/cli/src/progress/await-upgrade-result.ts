@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { isTerminalOperationState, type Operation } from '@aks-flex-node/api';
 import type { PollClock } from '@aks-flex-node/lock';
 import { AgentError, isAgentError, messageOf, type ErrorCode } from '@aks-flex-node/log';
+import { agentCommand } from '../agent-command.js';
 
 /** Where the result of an AgentUpgrade can be read; production reads the socket and the host's files. */
 export interface UpgradeResultSources {
@@ -25,6 +26,8 @@ export interface AwaitResultOptions {
   /** The longest one request may take; a restarting daemon's socket holds a request until it serves. */
   requestMs?: number;
   clock?: PollClock;
+  /** Stops the wait with its reason (Ctrl-C after the switch: the upgrade goes on without this command). */
+  signal?: AbortSignal;
 }
 
 /** What one look found: the result, or what is being waited on. */
@@ -54,8 +57,8 @@ const realClock: PollClock = { now: () => performance.now(), sleep: (ms) => slee
  * daemon, no signal and no record for `goneAfterMs`, nothing can finish it
  * any more: that is reported at once, not after `--timeout`.
  *
- * Throws UPGRADE_FAILED when the operation ended without a record, or when
- * `timeoutMs` passes first.
+ * Throws NOT_FOUND when the operation ended without a record, and
+ * OPERATION_TIMED_OUT when `timeoutMs` passes first: the operation goes on.
  */
 export async function awaitUpgradeResult(
   id: string,
@@ -68,6 +71,7 @@ export async function awaitUpgradeResult(
   let goneSince: number | undefined;
   let lastNote = '';
   for (;;) {
+    options.signal?.throwIfAborted();
     const remaining = Math.max(deadline - clock.now(), 1);
     const look = await lookOnce(id, sources, Math.min(options.requestMs ?? 5_000, remaining));
     if (look.kind === 'ended') return look.operation;
@@ -129,19 +133,27 @@ function describeLook(id: string, look: Exclude<Look, { kind: 'ended' }>): strin
 
 function endedWithoutRecord(id: string): AgentError {
   return new AgentError(
-    'UPGRADE_FAILED',
+    'NOT_FOUND',
     `AgentUpgrade ${id} ended without a result: no daemon answers for it, and neither its record nor the upgrade signal is left (the agent was reset or uninstalled meanwhile)`,
     {
       path: id,
-      hint: 'see which binary runs with `aks-flex-node status` (or `aks-flex-node version` when no daemon answers), and run the upgrade again once the agent is back',
+      hint: `see which binary runs with \`${agentCommand('status')}\` (or \`${agentCommand('version')}\` when no daemon answers), and run the upgrade again once the agent is back`,
     },
   );
 }
 
 function timedOut(id: string, timeoutMs: number, lastNote: string): AgentError {
+  return stillRunning(id, `did not finish within ${Math.round(timeoutMs / 1000)} s (${lastNote})`);
+}
+
+/**
+ * The error a command ends with when it stops waiting for an AgentUpgrade
+ * that goes on without it (--timeout, or Ctrl-C after the switch).
+ */
+export function stillRunning(id: string, why: string): AgentError {
   return new AgentError(
-    'UPGRADE_FAILED',
-    `the AgentUpgrade ${id} did not finish within ${Math.round(timeoutMs / 1000)} s (${lastNote})`,
-    { hint: 'check it later with `aks-flex-node status`; the daemon finishes it on its own' },
+    'OPERATION_TIMED_OUT',
+    `AgentUpgrade ${id} ${why}; it goes on, and the daemon finishes it on its own`,
+    { path: id, hint: `follow it with \`${agentCommand(`operations ${id}`)}\`` },
   );
 }

@@ -1,19 +1,49 @@
 import { exitCodes, type ApiClient, type Operation } from '@aks-flex-node/api';
-import { AgentError, messageOf } from '@aks-flex-node/log';
-import { printJson, printLine } from '../output.js';
+import { AgentError, isAgentError, messageOf } from '@aks-flex-node/log';
+import { agentCommand } from '../agent-command.js';
+import { printJson, printLine, printNote } from '../output.js';
+import { stillRunning } from './await-upgrade-result.js';
+
+/** What {@link cancelOnInterrupt} needs from the follower. */
+export interface InterruptTarget {
+  /** Whether the upgrade has begun to switch: past that, nothing cancels it. */
+  hasSwitched(): boolean;
+  /** Aborted, with the error the command ends with, when Ctrl-C can only stop the waiting. */
+  abandon: AbortController;
+}
 
 /**
  * While a foreground `agent-upgrade --url` follows its operation, the first
- * Ctrl-C asks the daemon to cancel it (the same as `--cancel ID`); the
- * follower then reports the cancelled result. A second Ctrl-C, or one after
- * the switch began, ends this command the usual way. Returns the undo.
+ * Ctrl-C before the switch asks the daemon to cancel it (the same as
+ * `--cancel ID`), and the follower reports it cancelled. After the switch
+ * the upgrade goes on whatever this command does: Ctrl-C then stops the
+ * waiting and says how to follow it. A second Ctrl-C ends this command the
+ * usual way. Returns the undo.
  */
-export function cancelOnInterrupt(client: ApiClient, id: string): () => void {
+export function cancelOnInterrupt(
+  client: ApiClient,
+  id: string,
+  target: InterruptTarget,
+): () => void {
+  const goesOn = () => {
+    target.abandon.abort(
+      stillRunning(
+        id,
+        'has switched to the new binary; this command stops waiting, the restarted agent judges the upgrade and rolls it back if it fails',
+      ),
+    );
+  };
   const onInterrupt = () => {
-    process.stderr.write(`cancelling AgentUpgrade ${id} (Ctrl-C again to stop waiting)\n`);
+    if (target.hasSwitched()) {
+      goesOn();
+      return;
+    }
+    printNote(`cancelling AgentUpgrade ${id} (Ctrl-C again to stop waiting)`);
     client.cancelOperation(id).catch((error: unknown) => {
-      // Too late or already over: the follower reports what really happened.
-      process.stderr.write(`could not cancel AgentUpgrade ${id}: ${messageOf(error)}\n`);
+      // Switched meanwhile: the same as a Ctrl-C after the switch.
+      if (isAgentError(error, 'OPERATION_NOT_CANCELLABLE')) goesOn();
+      // Otherwise the follower reports what really happened.
+      else printNote(`could not cancel AgentUpgrade ${id}: ${messageOf(error)}`);
     });
   };
   process.once('SIGINT', onInterrupt);
@@ -23,15 +53,17 @@ export function cancelOnInterrupt(client: ApiClient, id: string): () => void {
 }
 
 /**
- * Prints a cancelled operation. Exit 0: the upgrade stopped and the host is
- * as it was. Throws UPGRADE_FAILED if the daemon reports it did not stop.
+ * Prints a cancelled operation for `--cancel ID`. Exit 0: the cancel did what
+ * was asked, the upgrade stopped and the host is as it was (the command that
+ * followed the upgrade ends with the cancelled code). Throws UPGRADE_FAILED if
+ * the daemon reports it did not stop.
  */
 export function reportCancelled(operation: Operation, json: boolean): number {
   if (operation.state !== 'failed') {
     throw new AgentError(
-      'UPGRADE_FAILED',
+      'INTERNAL',
       `AgentUpgrade ${operation.id} did not stop: it is ${operation.state}`,
-      { path: operation.id, hint: 'see it with `aks-flex-node status`' },
+      { path: operation.id, hint: `see it with \`${agentCommand(`operations ${operation.id}`)}\`` },
     );
   }
   if (json) printJson(operation);

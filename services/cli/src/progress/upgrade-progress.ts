@@ -1,6 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { OperationEvent } from '@aks-flex-node/api';
-import { printJson, printLine } from '../output.js';
+import { printJson, printNote } from '../output.js';
 
 /** Shows an operation's events: a progress bar on a terminal, phase lines otherwise, JSON lines with --json. */
 export interface ProgressView {
@@ -8,7 +8,11 @@ export interface ProgressView {
   stop(): void;
 }
 
-/** Picks the view for the output: JSON lines, a live bar on a terminal, or plain phase lines. */
+/**
+ * Picks the view for the output: JSON lines on stdout, else progress on
+ * stderr (stdout carries only the result): a live bar on a terminal, or
+ * plain phase lines.
+ */
 export function createProgressView(json: boolean): ProgressView {
   if (json) {
     return {
@@ -18,7 +22,7 @@ export function createProgressView(json: boolean): ProgressView {
       stop: () => undefined,
     };
   }
-  return process.stdout.isTTY ? createBarView() : createLineView();
+  return process.stderr.isTTY ? createBarView() : createLineView();
 }
 
 function createLineView(): ProgressView {
@@ -27,7 +31,7 @@ function createLineView(): ProgressView {
     show: (event) => {
       if (event.phase === lastPhase && event.message === undefined) return;
       lastPhase = event.phase;
-      printLine(`${event.phase}${event.message === undefined ? '' : `: ${event.message}`}`);
+      printNote(`${event.phase}${event.message === undefined ? '' : `: ${event.message}`}`);
     },
     stop: () => undefined,
   };

@@ -17,7 +17,15 @@ export interface OperationUpdate {
   fields?: Partial<
     Pick<
       Operation,
-      'fromPath' | 'toPath' | 'toVersion' | 'switchedAt' | 'finishedAt' | 'removed' | 'keptBinary'
+      | 'fromPath'
+      | 'toPath'
+      | 'toVersion'
+      | 'switchedAt'
+      | 'finishedAt'
+      | 'removed'
+      | 'keptBinary'
+      | 'code'
+      | 'hint'
     >
   >;
 }

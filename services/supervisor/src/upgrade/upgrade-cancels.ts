@@ -66,7 +66,7 @@ export function createUpgradeCancels(registry: OperationRegistry): UpgradeCancel
         );
       }
       handle.controller.abort(
-        new AgentError('UPGRADE_FAILED', `AgentUpgrade ${id} was cancelled on request`, {
+        new AgentError('OPERATION_CANCELLED', `AgentUpgrade ${id} was cancelled on request`, {
           path: id,
           hint: 'start it again with `aks-flex-node agent-upgrade` when wanted',
         }),

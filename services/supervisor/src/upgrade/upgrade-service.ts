@@ -21,7 +21,7 @@ import type {
 } from '@aks-flex-node/api';
 import { resolveHostRoot } from '@aks-flex-node/hostroot';
 import type { HostPaths } from '@aks-flex-node/layout';
-import { messageOf, type Logger } from '@aks-flex-node/log';
+import { isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { Host } from '@aks-flex-node/systemd';
 import type { MutationQueue } from '../mutation-queue.js';
 import { describeOperation } from './describe-operation.js';
@@ -186,6 +186,9 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       state,
       message: messageOf(error),
       phase: state === 'failed' ? 'failed' : 'restarting',
+      // The code tells the CLI what happened (refused, fetch failed, cancelled)
+      // and so its exit code; a restart that failed is judged by the next start.
+      ...(state === 'failed' ? { fields: failureFields(error) } : {}),
     });
     log.error({ err: error, opId: id }, 'AgentUpgrade failed');
     // The rollback restored the links; a machine copy it could not restore is synced from here on.
@@ -286,4 +289,10 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       await deps.machineCopy.stop();
     },
   };
+}
+
+/** The code and hint an upgrade that failed before its restart is recorded with. */
+function failureFields(error: unknown): Pick<Operation, 'code' | 'hint'> {
+  if (!isAgentError(error)) return { code: 'INTERNAL' };
+  return error.hint === undefined ? { code: error.code } : { code: error.code, hint: error.hint };
 }
