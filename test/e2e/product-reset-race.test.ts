@@ -150,7 +150,10 @@ async function expectRunSettled(host: Host, run: RaceRun, before: readonly strin
   for (const code of run.resetExits.slice(0, -1)) expect(code, context).toBe(exitCodes.busy.code);
   // No CLI left waiting: the upgrade's exited within seconds of the reset.
   expect(run.resetToUpgradeExitMs, context).toBeLessThanOrEqual(upgradeExitBoundMs);
-  expect([exitCodes.ok.code, exitCodes.rolledBack.code], context).toContain(run.upgradeExit);
+  expect(
+    [exitCodes.ok.code, exitCodes.rolledBack.code, exitCodes.cancelled.code],
+    context,
+  ).toContain(run.upgradeExit);
 
   // The operation's record is readable and final, and the CLI reported the same end.
   const records = await readOperationRecords(host);
@@ -162,9 +165,14 @@ async function expectRunSettled(host: Host, run: RaceRun, before: readonly strin
   const reported = reportedResult(run);
   expect(reported?.id, context).toBe(record.id);
   expect(reported?.state, context).toBe(record.state);
-  expect(run.upgradeExit, context).toBe(
-    record.state === 'succeeded' ? exitCodes.ok.code : exitCodes.rolledBack.code,
-  );
+  // issue#24.2: ended by the reset before the switch is a cancel (nothing changed), after it a rollback.
+  const expectedExit =
+    record.state === 'succeeded'
+      ? exitCodes.ok.code
+      : record.switchedAt === undefined && record.state === 'failed'
+        ? exitCodes.cancelled.code
+        : exitCodes.rolledBack.code;
+  expect(run.upgradeExit, context).toBe(expectedExit);
 
   // current is a judged binary: the candidate it succeeded with, or the one it rolled back to.
   const links = await readSlotLinks(host);

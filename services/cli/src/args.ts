@@ -16,3 +16,24 @@ export function parseCommandArgs<T extends Options>(command: string, args: strin
     });
   }
 }
+
+/** Like {@link parseCommandArgs}, for a command that also takes positional arguments (`operations ID`). */
+export function parseCommandArgsWithPositionals<T extends Options>(
+  command: string,
+  args: string[],
+  options: T,
+) {
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      options,
+      strict: true,
+      allowPositionals: true,
+    });
+    return { values, positionals };
+  } catch (error) {
+    throw new AgentError('INVALID_ARGUMENT', `${command}: ${messageOf(error)}`, {
+      hint: `run \`aks-flex-node help\` for the commands and their flags`,
+    });
+  }
+}

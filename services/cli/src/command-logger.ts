@@ -21,11 +21,18 @@ function writesToJournal(): boolean {
   return process.env.JOURNAL_STREAM !== undefined && !process.stderr.isTTY;
 }
 
-/** A pino destination that prints each line's message, and for a warning or error, the error's message too. */
-function humanSentences(out: NodeJS.WritableStream): { write(line: string): void } {
+/**
+ * A pino destination that prints each line's message, with the path it is
+ * about (`wrote a service asset: /etc/systemd/system/…`, where the message
+ * alone would repeat without saying which), and for a warning or error, the
+ * error's message too.
+ */
+export function humanSentences(out: { write(text: string): unknown }): {
+  write(line: string): void;
+} {
   return {
     write(line: string) {
-      let entry: { level?: number; msg?: string; err?: { message?: string } };
+      let entry: { level?: number; msg?: string; path?: unknown; err?: { message?: string } };
       try {
         entry = JSON.parse(line) as typeof entry;
       } catch {
@@ -34,8 +41,9 @@ function humanSentences(out: NodeJS.WritableStream): { write(line: string): void
       }
       const level = entry.level ?? 30;
       const prefix = level >= 50 ? 'error: ' : level >= 40 ? 'warning: ' : '';
+      const about = typeof entry.path === 'string' ? `: ${entry.path}` : '';
       const cause = level >= 40 && entry.err?.message !== undefined ? `: ${entry.err.message}` : '';
-      out.write(`${prefix}${entry.msg ?? ''}${cause}\n`);
+      out.write(`${prefix}${entry.msg ?? ''}${about}${cause}\n`);
     },
   };
 }

@@ -8,6 +8,7 @@ export const topUsage = `usage: aks-flex-node <command> [flags]
 commands:
   version [--json]                 print this build's version
   status [--json]                  what the running daemon reports
+  operations [ID] [--json]         the running operation and the records of finished ones
   host-root [--resolved] [--json]  where the agent's files will be (--resolved: are now)
   host-root --migrate [--json]     link an earlier release's installation (asks the daemon)
   start [--config PATH] [--json]   install this binary as the agent and start it (root)
@@ -92,6 +93,13 @@ noexec (the error names the mount). Exits 1 when a check fails.`,
   agent: `usage: aks-flex-node agent [--config PATH]
 
 Runs the daemon, as the agent unit does (also: daemon). Needs root.`,
+  operations: `usage: aks-flex-node operations [ID] [--json]
+
+Without ID: the operation the daemon runs now (id, kind, state, phase,
+progress) and the records of the last 20 finished operations (upgrades and
+resets), newest first. With ID: that operation in full, its result, error
+code and hint. Records are kept in /var/lib/aks-flex-node/operations and
+outlive the daemon and a reset, so this answers with no daemon too.`,
   help: `usage: aks-flex-node help
 
 Prints the list of commands.`,

@@ -46,7 +46,12 @@ export { daemonInstanceId } from './upgrade/instance-id.js';
 export { judgeStartedUpgrade } from './upgrade/judge-started-upgrade.js';
 export type { JudgeOutcome } from './upgrade/judge-started-upgrade.js';
 export { resultFrom as upgradeResultFromSignal } from './upgrade/judge-started-upgrade.js';
-export { readOperationRecord, writeOperationRecord } from './upgrade/operation-records.js';
+export {
+  listOperationRecords,
+  readOperationRecord,
+  writeOperationRecord,
+} from './upgrade/operation-records.js';
+export type { OperationRecords } from './upgrade/operation-records.js';
 export { recoverAgentUpgrade } from './upgrade/recover-agent-upgrade.js';
 export type { MachineCopyFailure, RollbackResult } from './upgrade/rollback-files.js';
 export { refusePendingUpgrade } from './upgrade/refuse-pending-upgrade.js';

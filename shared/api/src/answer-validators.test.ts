@@ -6,7 +6,7 @@ import {
   evaluateAnswerValidators,
   generatedAnswerSchemas,
 } from './answer-validators-source.js';
-import { problemFromError } from './problem.js';
+import { problemFromError } from './problem-from-error.js';
 import { statusResponseSchema } from './status.js';
 import { statusAnswer } from './test-fixtures.js';
 

@@ -17,7 +17,8 @@ export {
   migrateResponseSchema,
 } from './host-root.js';
 export type { HostRootResponse, MigrateResponse } from './host-root.js';
-export { errorCodeSchema, problemContentType, problemFromError, problemSchema } from './problem.js';
+export { errorCodeSchema, problemContentType, problemSchema } from './problem.js';
+export { problemFromError } from './problem-from-error.js';
 export { apiRoutes, requestBodyLimitBytes, requestBodyLimitText, routePath } from './routes.js';
 export { resetRequestSchema } from './reset.js';
 export type { ResetRequest } from './reset.js';
@@ -40,6 +41,7 @@ export {
   operationKindSchema,
   operationKinds,
   operationParamsSchema,
+  operationListSchema,
   operationSchema,
   recoveryRequestSchema,
   recoveryResponseSchema,
@@ -50,6 +52,7 @@ export type {
   ArchiveSource,
   BinarySource,
   Operation,
+  OperationList,
   OperationEvent,
   OperationKind,
   OperationParams,

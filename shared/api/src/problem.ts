@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { allErrorCodes, type AgentError } from '@aks-flex-node/log';
-import { httpStatusFor } from './error-table.js';
+import { allErrorCodes } from '@aks-flex-node/log';
 
 /** The media type of every error body (RFC 9457). */
 export const problemContentType = 'application/problem+json';
@@ -19,17 +18,3 @@ export const problemSchema = z.object({
   hint: z.string().optional(),
 });
 export type Problem = z.infer<typeof problemSchema>;
-
-/** The problem body for an {@link AgentError}. */
-export function problemFromError(error: AgentError): Problem {
-  const problem: Problem = {
-    type: `urn:aks-flex-node:error:${error.code}`,
-    title: error.code,
-    status: httpStatusFor(error.code),
-    detail: error.message,
-    code: error.code,
-  };
-  if (error.path !== undefined) problem.path = error.path;
-  if (error.hint !== undefined) problem.hint = error.hint;
-  return problem;
-}

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { hostRootResponseSchema } from './host-root.js';
+import { operationSchema } from './upgrade.js';
 import { versionInfoSchema } from './version.js';
 
 /**
@@ -58,5 +59,13 @@ export const statusResponseSchema = z.strictObject({
   }),
   /** Present only while a machine's copy of the agent could not be kept equal to `current`. */
   machineCopy: machineCopyStatusSchema.optional(),
+  /**
+   * The operation that runs now (an AgentUpgrade or a reset: id, kind, phase,
+   * progress), and the last one that finished, with its result; each absent
+   * when there is none. `operations ID` shows any record.
+   */
+  operations: z
+    .strictObject({ running: operationSchema.optional(), last: operationSchema.optional() })
+    .optional(),
 });
 export type StatusResponse = z.infer<typeof statusResponseSchema>;

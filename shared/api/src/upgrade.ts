@@ -92,6 +92,9 @@ export const operationSchema = z.strictObject({
    */
   code: errorCodeSchema.optional(),
   hint: z.string().optional(),
+  /** A download's progress, while it runs and after. */
+  receivedBytes: z.number().int().optional(),
+  totalBytes: z.number().int().optional(),
   sourceUrl: z.string().optional(),
   fromPath: z.string().optional(),
   toPath: z.string().optional(),
@@ -107,6 +110,16 @@ export const operationSchema = z.strictObject({
   keptBinary: z.string().optional(),
 });
 export type Operation = z.infer<typeof operationSchema>;
+
+/**
+ * `aks-flex-node operations --json`: the operation the daemon runs now, when
+ * one answers, and the records on disk (the last 20 finished), newest first.
+ */
+export const operationListSchema = z.strictObject({
+  running: operationSchema.optional(),
+  records: z.array(operationSchema),
+});
+export type OperationList = z.infer<typeof operationListSchema>;
 
 /** One line of an operation's event stream (`GET /v1/operations/{id}/events`, NDJSON). */
 export const operationEventSchema = z.strictObject({

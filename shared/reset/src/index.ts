@@ -1,7 +1,7 @@
 /** Reset: the one sweep the daemon's `POST /v1/reset` and the offline `aks-flex-node reset` run. */
 export { describeResetReport } from './describe-reset.js';
 export { findKeptBinary } from './find-kept-binary.js';
-export { resetAgent, resetPhases } from './reset-agent.js';
+export { describeResetPhase, resetAgent, resetPhases } from './reset-agent.js';
 export type { ResetAgentOptions, ResetPhase, ResetReport } from './reset-agent.js';
 export type { ResetEffects } from './reset-effects.js';
 export { createIpNetworkEffects } from './ip-network-effects.js';

@@ -31,6 +31,29 @@ export const resetPhases = [
 ] as const;
 export type ResetPhase = (typeof resetPhases)[number];
 
+/**
+ * Each step as an operator reads it in `reset`'s progress; the ids above are
+ * what the API's events carry, and stay stable for scripts.
+ */
+export const resetPhaseSentences = {
+  'cancel-restarts': 'cancelling the queued restarts of the agent',
+  'first-boot-unit': 'removing the first-boot unit',
+  'stop-agent': 'stopping the agent',
+  'stop-machines': 'stopping the nspawn machines',
+  'remove-machines': 'removing the nspawn machines',
+  'node-network': "removing the node's network state",
+  'remove-files': "removing the agent's units, helpers and upgrade state",
+  'unfinished-move': 'cleaning up an unfinished host-root move',
+  'daemon-reload': 'reloading systemd',
+} as const satisfies Record<ResetPhase, string>;
+
+/** The sentence for a reset's progress event; a phase outside the steps (`accepted`, `done`) as it is. */
+export function describeResetPhase(phase: string): string {
+  return Object.hasOwn(resetPhaseSentences, phase)
+    ? resetPhaseSentences[phase as ResetPhase]
+    : phase;
+}
+
 /** Options for {@link resetAgent}. */
 export interface ResetAgentOptions {
   /** The layout; production passes `hostPaths`, tests a temporary tree. */

@@ -87,16 +87,19 @@ describe('a reset and an AgentUpgrade in flight (issue#28.3)', () => {
       { failure: 'the daemon started from X, not the candidate', recoveryRequired: true },
       'rolled-back',
       'the daemon started from X, not the candidate; ended by a reset',
+      undefined,
     ],
     [
+      // issue#24.2: to the agent-upgrade that followed it, nothing changed: cancelled (exit 10).
       'killed before the switch (current still last-good)',
       {},
       'failed',
       'interrupted before the switch; ended by a reset',
+      'OPERATION_CANCELLED',
     ],
   ] as const)(
     'issue#28.3 current already judged, %s: the reset records the end before the signal goes',
-    async (_name, signal, state, message) => {
+    async (_name, signal, state, message, code) => {
       const paths = await newHost();
       await layUpgrade(paths, 'last-good', signal);
       const { effects, network } = fakeEffects(paths);
@@ -115,6 +118,7 @@ describe('a reset and an AgentUpgrade in flight (issue#28.3)', () => {
         finishedAt: now.toISOString(),
       });
       expect(record?.message).toContain(message);
+      expect(record?.code).toBe(code);
       // Judged means last-good: the binary a rejoin runs is the one that ran before.
       expect(await readFile(path.join(paths.root, currentLinkFile), 'utf8')).toContain(
         'echo agent',

@@ -117,6 +117,12 @@ export async function recordUpgradeEndedByReset(
   const why = signal.failure ?? 'interrupted before the switch';
   const message = `${why}; ended by a reset before a daemon recorded it`;
   const record = upgradeResultFromSignal(signal, state, message, now);
+  // Ended before the switch, nothing changed: to the CLI that followed it, the reset cancelled it.
+  if (state === 'failed' && signal.switchedAt === undefined) {
+    record.code = 'OPERATION_CANCELLED';
+    record.hint =
+      'a reset ended it before the switch; run the upgrade again once the node has rejoined';
+  }
   await writeOperationRecord(operationsDir, record);
   return path.join(operationsDir, `${record.id}.json`);
 }

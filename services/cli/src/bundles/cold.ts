@@ -20,6 +20,7 @@ export const coldRoles: Record<ColdRoleName, LoadRole> = {
   reset: async () => (await import('../commands/reset.js')).runReset,
   unbootstrap: async () => (await import('../commands/reset.js')).runReset,
   preflight: async () => (await import('../commands/preflight.js')).runPreflight,
+  operations: async () => (await import('../commands/operations.js')).runOperations,
 };
 
 /**

@@ -10,8 +10,10 @@ import { hostPaths, stopAgentCommand } from '@aks-flex-node/layout';
 import { pollUntil } from '@aks-flex-node/lock';
 import { AgentError, createLogger, isAgentError, type Logger } from '@aks-flex-node/log';
 import {
+  describeResetPhase,
   describeResetReport,
   readUpgradeForReset,
+  resetPhases,
   resetThisHost,
   type ResetReport,
 } from '@aks-flex-node/reset';
@@ -124,7 +126,9 @@ async function resetThroughDaemon(json: boolean): Promise<Operation> {
   const daemonPid = await pidOfDaemon(client);
   const started = await client.beginReset();
   await followToEnd(client, started.id, (phase) => {
-    if (!json) printLine(`  ${phase}`);
+    // Sentences, not the events' step ids; the final line says how it ended.
+    const isStep = (resetPhases as readonly string[]).includes(phase);
+    if (!json && isStep) printLine(`  ${describeResetPhase(phase)}`);
   });
   const operation = await recordedOutcome(started.id);
   // The daemon records the outcome and only then queues its own stop, so

@@ -1,7 +1,8 @@
-import { readDaemonStatus, type StatusResponse } from '@aks-flex-node/api';
+import { problemFromError, readDaemonStatus, type StatusResponse } from '@aks-flex-node/api';
 import { hostPaths } from '@aks-flex-node/layout';
 import { isAgentError } from '@aks-flex-node/log';
 import { parseCommandArgs } from '../args.js';
+import { describeOperationLine } from '../operation-lines.js';
 import { printJson, printLine } from '../output.js';
 
 /**
@@ -14,7 +15,13 @@ export async function runStatus(args: string[]): Promise<number> {
   const status = await readDaemonStatus({
     socketPath: hostPaths.socket,
     timeoutMs: 10_000,
-  }).catch(explainUnreachable);
+  })
+    .catch(explainUnreachable)
+    .catch((error: unknown) => {
+      // A script reading --json gets a document either way: the problem, as the API writes one.
+      if (flags.json && isAgentError(error)) printJson(problemFromError(error));
+      throw error;
+    });
   if (flags.json) printJson(status);
   else printStatus(status);
   return 0;
@@ -44,6 +51,12 @@ function printStatus(status: StatusResponse): void {
   printLine(`executable: ${daemon.executable}`);
   printLine(`host root:  ${hostRoot.path} is ${hostRoot.state}; files at ${hostRoot.resolved}`);
   printLine(`activation: ${status.activationInProgress ? 'in progress' : 'idle'}`);
+  const { running, last } = status.operations ?? {};
+  if (running !== undefined) printLine(`operation:  ${describeOperationLine(running)}`);
+  if (last !== undefined) {
+    printLine(`last:       ${describeOperationLine(last)}`);
+    if (last.message !== undefined) printLine(`            ${last.message}`);
+  }
   const { startup } = status;
   const takes = startup.gate === 'open' ? 'takes changes' : 'takes no changes';
   printLine(`startup:    ${takes}${startup.move === undefined ? '' : `; move: ${startup.move}`}`);

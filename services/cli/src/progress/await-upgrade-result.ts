@@ -153,7 +153,7 @@ function timedOut(id: string, timeoutMs: number, lastNote: string): AgentError {
 export function stillRunning(id: string, why: string): AgentError {
   return new AgentError(
     'OPERATION_TIMED_OUT',
-    `AgentUpgrade ${id} ${why}; it goes on, and the daemon finishes it on its own`,
+    `AgentUpgrade ${id} ${why}; it goes on without this command: the agent judges it, and rolls it back if the new binary fails`,
     { path: id, hint: `follow it with \`${agentCommand(`operations ${id}`)}\`` },
   );
 }

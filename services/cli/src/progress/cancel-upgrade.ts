@@ -27,10 +27,7 @@ export function cancelOnInterrupt(
 ): () => void {
   const goesOn = () => {
     target.abandon.abort(
-      stillRunning(
-        id,
-        'has switched to the new binary; this command stops waiting, the restarted agent judges the upgrade and rolls it back if it fails',
-      ),
+      stillRunning(id, 'has switched to the new binary, so Ctrl-C no longer cancels it'),
     );
   };
   const onInterrupt = () => {

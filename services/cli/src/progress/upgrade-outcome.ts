@@ -34,9 +34,10 @@ export function upgradeEndError(operation: Operation): AgentError | undefined {
           hint: `nothing changed; start it again with \`${agentCommand('agent-upgrade --url URL')}\` when wanted`,
         });
       }
+      const end = operation.code === 'UPGRADE_REFUSED' ? 'was refused' : 'failed';
       return new AgentError(
         operation.code ?? 'INTERNAL',
-        `AgentUpgrade ${id} failed before the switch, and nothing changed: ${why}`,
+        `AgentUpgrade ${id} ${end} before the switch, and nothing changed: ${why}`,
         { path: id, hint: operation.hint ?? `see \`${record}\`` },
       );
     }

@@ -1,5 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { OperationEvent } from '@aks-flex-node/api';
+import { formatMiB } from '../operation-lines.js';
 import { printJson, printNote } from '../output.js';
 
 /** Shows an operation's events: a progress bar on a terminal, phase lines otherwise, JSON lines with --json. */
@@ -37,35 +38,46 @@ function createLineView(): ProgressView {
   };
 }
 
+/**
+ * The bar counts raw bytes, and the size is written from them once, to one
+ * decimal: MiB values added or multiplied as floats print as
+ * 11.000000000000002. No size is shown before a download reports one, so the
+ * bar never starts at a made-up `0/0.1 MiB`.
+ */
 function createBarView(): ProgressView {
   const bar = new cliProgress.SingleBar(
     {
-      format: '{phase} |{bar}| {percentage}% {value}/{total} MiB',
+      format: '{phase} |{bar}| {percentage}%{size}',
       hideCursor: true,
       clearOnComplete: false,
     },
     cliProgress.Presets.shades_classic,
   );
   let started = false;
-  const mib = (bytes: number) => Math.round((bytes / (1024 * 1024)) * 10) / 10;
+  let received = 0;
+  let total: number | undefined;
   return {
     show: (event) => {
+      received = event.receivedBytes ?? received;
+      total = event.totalBytes ?? total;
+      const payload = { phase: event.phase.padEnd(11), size: downloadSize(received, total) };
+      // Until the size is known the bar is empty: one unit, none done.
+      const barTotal = Math.max(total ?? 1, 1);
       if (!started) {
-        bar.start(Math.max(mib(event.totalBytes ?? 0), 0.1), 0, { phase: event.phase });
+        bar.start(barTotal, 0, payload);
         started = true;
       }
-      if (event.totalBytes !== undefined) bar.setTotal(Math.max(mib(event.totalBytes), 0.1));
-      bar.update(
-        event.receivedBytes === undefined
-          ? bar.getProgress() * bar.getTotal()
-          : mib(event.receivedBytes),
-        {
-          phase: event.phase.padEnd(11),
-        },
-      );
+      bar.setTotal(barTotal);
+      bar.update(total === undefined ? 0 : Math.min(received, barTotal), payload);
     },
     stop: () => {
       if (started) bar.stop();
     },
   };
+}
+
+/** ` 11.0/42.7 MiB` once a download reports its size, else nothing. */
+export function downloadSize(receivedBytes: number, totalBytes: number | undefined): string {
+  if (totalBytes === undefined) return '';
+  return ` ${formatMiB(receivedBytes)}/${formatMiB(totalBytes)} MiB`;
 }

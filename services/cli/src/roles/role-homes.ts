@@ -40,6 +40,7 @@ export const roleHomes = {
   reset: 'cold',
   unbootstrap: 'cold',
   preflight: 'cold',
+  operations: 'cold',
 } as const satisfies Record<string, BundleName | 'main'>;
 
 /** A role the executable answers to. */

@@ -4,6 +4,6 @@ import { AgentError } from '@aks-flex-node/log';
 export function operationNotFound(id: string): AgentError {
   return new AgentError('NOT_FOUND', `no operation ${id}`, {
     path: id,
-    hint: 'operation records are kept for the last 20 operations; see `aks-flex-node status`',
+    hint: 'operation records are kept for the last 20 operations; list them with `aks-flex-node operations`',
   });
 }

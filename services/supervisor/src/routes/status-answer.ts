@@ -24,12 +24,19 @@ export interface StatusAnswer {
 
 export function createStatusAnswer(
   deps: Pick<SupervisorDeps, 'daemon' | 'now' | 'version' | 'startup' | 'hostView'> & {
+    operations: Pick<SupervisorDeps['operations'], 'running' | 'lastFinished'>;
     upgrades: Pick<SupervisorDeps['upgrades'], 'machineCopyView'>;
   },
 ): StatusAnswer {
   const serialize = createStatusSerializer();
   const answer = (host: HostSnapshot): StatusResponse => {
     const machineCopy = deps.upgrades.machineCopyView();
+    const running = deps.operations.running();
+    const last = deps.operations.lastFinished();
+    const operations = {
+      ...(running === undefined ? {} : { running }),
+      ...(last === undefined ? {} : { last }),
+    };
     return {
       daemon: {
         pid: deps.daemon.pid,
@@ -43,6 +50,7 @@ export function createStatusAnswer(
       activationInProgress: host.activationInProgress,
       startup: deps.startup.view(),
       ...(machineCopy === undefined ? {} : { machineCopy }),
+      ...(running === undefined && last === undefined ? {} : { operations }),
     };
   };
   return {

@@ -34,7 +34,10 @@ export function createStatusSerializer(): (data: StatusResponse) => string {
       last.hostRoot !== data.hostRoot ||
       last.activationInProgress !== data.activationInProgress ||
       last.startup !== data.startup ||
-      last.machineCopy !== data.machineCopy
+      last.machineCopy !== data.machineCopy ||
+      // A new object at each answer: an operation's phase and progress change between requests.
+      data.operations !== undefined ||
+      last.operations !== undefined
     ) {
       const rest: Rest = {
         version: data.version,
@@ -42,6 +45,7 @@ export function createStatusSerializer(): (data: StatusResponse) => string {
         activationInProgress: data.activationInProgress,
         startup: data.startup,
         ...(data.machineCopy === undefined ? {} : { machineCopy: data.machineCopy }),
+        ...(data.operations === undefined ? {} : { operations: data.operations }),
       };
       // Without its opening brace: it follows the daemon part in one object.
       restJson = JSON.stringify(restSchema.parse(rest)).slice(1);

@@ -46,6 +46,12 @@ export interface OperationRegistry {
   get(id: string): Operation | undefined;
   /** Whether this process runs (or ran) the operation. */
   has(id: string): boolean;
+  /** The latest operation of this process that has not ended. */
+  running(): Operation | undefined;
+  /** The operation that ended last: this process's, or the record {@link remember} was given. */
+  lastFinished(): Operation | undefined;
+  /** Takes a finished operation's record (the newest on disk, at start) as the last one, unless a newer one ended here. */
+  remember(record: Operation): void;
   /** Replays the events so far, then calls `listener` for each new one; returns an unsubscribe. */
   subscribe(id: string, listener: Listener): (() => void) | undefined;
 }
@@ -59,6 +65,15 @@ export function endsEventStream(event: OperationEvent): boolean {
 export function createOperationRegistry(now: () => Date = () => new Date()): OperationRegistry {
   const tracked = new Map<string, Tracked>();
   let seq = 0;
+  let remembered: Operation | undefined;
+  const latest = (ended: boolean): Operation | undefined => {
+    // A Map iterates in insertion order: the last match is the newest.
+    let found: Operation | undefined;
+    for (const entry of tracked.values()) {
+      if (isTerminalOperationState(entry.operation.state) === ended) found = entry.operation;
+    }
+    return found === undefined ? undefined : { ...found };
+  };
   const emit = (entry: Tracked, update: OperationUpdate) => {
     const event: OperationEvent = {
       seq: ++seq,
@@ -97,10 +112,17 @@ export function createOperationRegistry(now: () => Date = () => new Date()): Ope
       if (update.phase !== undefined) entry.operation.phase = update.phase;
       if (update.state !== undefined) entry.operation.state = update.state;
       if (update.message !== undefined) entry.operation.message = update.message;
+      if (update.receivedBytes !== undefined) entry.operation.receivedBytes = update.receivedBytes;
+      if (update.totalBytes !== undefined) entry.operation.totalBytes = update.totalBytes;
       Object.assign(entry.operation, update.fields);
       emit(entry, update);
     },
     has: (id) => tracked.has(id),
+    running: () => latest(false),
+    lastFinished: () => latest(true) ?? (remembered === undefined ? undefined : { ...remembered }),
+    remember: (record) => {
+      remembered = record;
+    },
     get: (id) => {
       const entry = tracked.get(id);
       return entry === undefined ? undefined : { ...entry.operation };

@@ -47,7 +47,7 @@ export function createUpgradeCancels(registry: OperationRegistry): UpgradeCancel
       if (operation === undefined) {
         throw new AgentError('NOT_FOUND', `no running operation ${id}`, {
           path: id,
-          hint: 'see the operation with `aks-flex-node status`; only an upgrade this daemon runs can be cancelled',
+          hint: 'see the operation with `aks-flex-node operations ID`; only an upgrade this daemon runs can be cancelled',
         });
       }
       const handle = handles.get(id);

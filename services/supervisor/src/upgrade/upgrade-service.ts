@@ -4,6 +4,7 @@ import {
   daemonInstanceId,
   inspectCandidate,
   judgeStartedUpgrade,
+  listOperationRecords,
   recoverAgentUpgrade,
   refusePendingUpgrade,
   stageAndSwitch,
@@ -112,6 +113,25 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
     agentBinaryPathsUnder(await resolveHostRoot(paths), paths.machinesDir);
   const recordResult = (operation: Operation) =>
     writeOperationRecord(paths.operationsDir, operation);
+
+  /**
+   * Status shows the last finished operation: after the judgement, the
+   * newest record on disk is it (often the upgrade this start just judged).
+   * Only status reads it, so a record that cannot be read is logged and the
+   * start goes on.
+   */
+  const rememberLastRecord = async () => {
+    try {
+      const { records, unreadable } = await listOperationRecords(paths.operationsDir);
+      for (const error of unreadable) log.warn({ err: error }, 'an operation record is unreadable');
+      if (records[0] !== undefined) registry.remember(records[0]);
+    } catch (error) {
+      log.warn(
+        { err: error },
+        'could not list the operation records; status shows no last operation',
+      );
+    }
+  };
 
   /** Under the lock, before the request is answered: one pending upgrade at a time. */
   const admit = async (source: UpgradeSource, layout: AgentBinaryPaths): Promise<Admitted> => {
@@ -235,7 +255,7 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
     judgeAtStart: async (stopped, options = {}) => {
       const layout = await binaryPaths();
       const runningExecutable = await host.runningExecutable();
-      return deps.queue.runWhenFree(
+      const outcome = await deps.queue.runWhenFree(
         'judging the AgentUpgrade',
         () =>
           judgeStartedUpgrade({
@@ -252,6 +272,8 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
           }),
         { signal: stopped },
       );
+      await rememberLastRecord();
+      return outcome;
     },
     recover: async (message) => {
       const layout = await binaryPaths();

@@ -70,6 +70,46 @@ export async function readOperationRecord(dir: string, id: string): Promise<Oper
   throw setAsideRefusal(id, aside, reason);
 }
 
+/** The records {@link listOperationRecords} found, and why any could not be read. */
+export interface OperationRecords {
+  /** Newest first, by when each finished (or started). */
+  records: Operation[];
+  /** A record that could not be read or was corrupt (and is now set aside), by its error. */
+  unreadable: AgentError[];
+}
+
+/**
+ * Reads every operation record, through {@link readOperationRecord} (the one
+ * reader), newest first. A directory that does not exist holds none. A record
+ * that cannot be read is reported in `unreadable`, not dropped in silence.
+ * Throws HOST_ROOT_IO when the directory cannot be listed.
+ */
+export async function listOperationRecords(dir: string): Promise<OperationRecords> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (error) {
+    if (isNotFound(error)) return { records: [], unreadable: [] };
+    throw makeIoError('list', dir, error);
+  }
+  const records: Operation[] = [];
+  const unreadable: AgentError[] = [];
+  for (const name of names) {
+    if (!name.endsWith('.json')) continue;
+    try {
+      const record = await readOperationRecord(dir, name.slice(0, -'.json'.length));
+      if (record !== undefined) records.push(record);
+    } catch (error) {
+      unreadable.push(
+        error instanceof AgentError ? error : makeIoError('read', path.join(dir, name), error),
+      );
+    }
+  }
+  const when = (record: Operation) => record.finishedAt ?? record.startedAt;
+  records.sort((a, b) => when(b).localeCompare(when(a)));
+  return { records, unreadable };
+}
+
 async function setAsideCopies(dir: string, id: string): Promise<string[]> {
   const prefix = `${id}.json${setAsideInfix}`;
   const names = await readdir(dir).catch(() => []);
