@@ -14,6 +14,7 @@ import type { Operation } from '@aks-flex-node/api';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   isValidOperationId,
+  listOperationRecords,
   readOperationRecord,
   writeOperationRecord,
 } from './operation-records.js';
@@ -179,5 +180,31 @@ describe('writeOperationRecord and readOperationRecord (spec agentbinary §3.7 s
     expect(names).not.toContain('op-2.json');
     expect(names).toContain('op-3.json');
     expect(await readOperationRecord(dir, 'op-22')).toEqual(judged('op-22'));
+  });
+});
+
+describe('listing the records for `operations` and status (issue#24.3)', () => {
+  it('lists every record newest first, and reports a corrupt one instead of dropping it', async () => {
+    const dir = await newRecordsDir();
+    expect(await listOperationRecords(dir)).toEqual({ records: [], unreadable: [] });
+    await writeOperationRecord(
+      dir,
+      judged('upgrade-a', { finishedAt: '2026-01-01T01:00:00.000Z' }),
+    );
+    await writeOperationRecord(
+      dir,
+      judged('upgrade-c', { finishedAt: '2026-01-03T01:00:00.000Z' }),
+    );
+    await writeOperationRecord(
+      dir,
+      judged('upgrade-b', { finishedAt: '2026-01-02T01:00:00.000Z' }),
+    );
+    await writeFile(path.join(dir, 'upgrade-torn.json'), '{"id":');
+
+    const { records, unreadable } = await listOperationRecords(dir);
+
+    expect(records.map((record) => record.id)).toEqual(['upgrade-c', 'upgrade-b', 'upgrade-a']);
+    expect(unreadable).toHaveLength(1);
+    expect(unreadable[0]?.message).toMatch(/upgrade-torn .*set aside/);
   });
 });
