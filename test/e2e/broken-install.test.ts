@@ -23,9 +23,11 @@ const brokenInstall = {
   '/opt/unbounded/agent/bin': { kind: 'dir' },
 } as const;
 
+const harnessOnly = { empty: 'a check of the harness itself, which runs without a product build' };
+
 describe('harness: a broken install fails with an explanation', () => {
   it('waitForUnitState throws with the unit journal and the layout tree', async () => {
-    await withHost({ name: 'broken' }, async (host) => {
+    await withHost({ name: 'broken', node: harnessOnly }, async (host) => {
       await layOutFixture(host, brokenInstall);
       await runOrThrow(host, 'systemctl daemon-reload');
       await host.run(['systemctl', 'start', productUnits.agent]);
@@ -52,7 +54,7 @@ describe('harness: a broken install fails with an explanation', () => {
   it('withHost prints the journals and the layout when a scenario fails, then rethrows', async () => {
     const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
     try {
-      const failing = withHost({ name: 'prints' }, async (host) => {
+      const failing = withHost({ name: 'prints', node: harnessOnly }, async (host) => {
         await layOutFixture(host, brokenInstall);
         throw new Error('scenario failed on purpose');
       });

@@ -6,11 +6,13 @@ import { layOutFixture, runOrThrow, waitForUnitState, withHost } from './harness
 import { cgroupHierarchies, machineCgroupParent } from './harness/machine-cgroup.js';
 import { sleeperUnit, sleeperUnitFile } from './self-test-fixtures.js';
 
+const harnessOnly = { empty: 'a check of the harness itself, which runs without a product build' };
+
 describe('harness: a booted host runs real systemd', () => {
   it.each(['plain', 'acl'] as const)(
     '%s host: boots, and a unit installed in it becomes active',
     async (variant) => {
-      await withHost({ variant, name: 'boot' }, async (host) => {
+      await withHost({ variant, name: 'boot', node: harnessOnly }, async (host) => {
         // A degraded boot names the units that failed, so a flake explains itself.
         const failed = await host.run(['systemctl', '--failed', '--no-legend', '--plain']);
         expect(host.bootState(), `failed units:\n${failed.stdout}`).toBe('running');
@@ -30,8 +32,8 @@ describe('harness: a booted host runs real systemd', () => {
   // failed with 219/CGROUP or hung in start-pre.
   it('two hosts running a unit of the same name each see only their own process in its cgroup', async () => {
     const names: string[] = [];
-    await withHost({ name: 'cgroup-a' }, async (first) => {
-      await withHost({ name: 'cgroup-b' }, async (second) => {
+    await withHost({ name: 'cgroup-a', node: harnessOnly }, async (first) => {
+      await withHost({ name: 'cgroup-b', node: harnessOnly }, async (second) => {
         names.push(first.name, second.name);
         for (const host of [first, second]) {
           await runOrThrow(host, ['systemd-run', '--unit=e2e-same-name', '/bin/sleep', 'infinity']);
@@ -70,7 +72,7 @@ describe('harness: a booted host runs real systemd', () => {
   });
 
   it('a host has no Node.js and no network but loopback', async () => {
-    await withHost({ name: 'isolation' }, async (host) => {
+    await withHost({ name: 'isolation', node: harnessOnly }, async (host) => {
       expect((await host.run('command -v node nodejs')).exitCode).not.toBe(0);
       const links = await runOrThrow(host, 'ls /sys/class/net');
       expect(links.stdout.trim().split(/\s+/)).toEqual(['lo']);
@@ -80,7 +82,7 @@ describe('harness: a booted host runs real systemd', () => {
   });
 
   it('run reports exit code, stdout and stderr separately', async () => {
-    await withHost({ name: 'run' }, async (host) => {
+    await withHost({ name: 'run', node: harnessOnly }, async (host) => {
       const result = await host.run('echo out; echo err >&2; exit 7');
       expect(result).toEqual({ exitCode: 7, stdout: 'out\n', stderr: 'err\n' });
       const piped = await host.run(['cat'], { input: 'through stdin' });

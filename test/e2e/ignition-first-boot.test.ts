@@ -111,6 +111,9 @@ async function withIgnitionHost(
     {
       variant: 'acl',
       name: 'ign-boot',
+      // Ignition provisions this host at its first boot, before the harness
+      // could lay a node out; one laid out afterwards would overwrite it.
+      node: { empty: 'the first boot provisions the node itself' },
       bootTimeoutMs: 300_000,
       provision: (merged) => {
         writeIgnitionToDisk(merged, config);

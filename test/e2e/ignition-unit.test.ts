@@ -47,6 +47,9 @@ async function withProvisionedHost(
     {
       variant: 'acl',
       name: 'ign-unit',
+      // Ignition provisions this host at its first boot, before the harness
+      // could lay a node out; one laid out afterwards would overwrite it.
+      node: { empty: 'the first boot provisions the node itself' },
       provision: (merged) => {
         writeIgnitionToDisk(merged, config);
         extra?.(merged);

@@ -42,59 +42,69 @@ describeWithProduct('product: a legacy host taken over, then moved', () => {
   });
 
   it('linked after this build is switched in; moved by the next AgentUpgrade; still there after a reboot', async () => {
-    await withHost({ variant: 'plain', name: 'legacy-move' }, async (host) => {
-      await switchInOverLegacyRelease(host);
-      await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
+    await withHost(
+      {
+        variant: 'plain',
+        name: 'legacy-move',
+        // A release before the host root installed its helpers under /usr/local.
+        node: { helperRoot: '/usr/local' },
+      },
+      async (host) => {
+        await switchInOverLegacyRelease(host);
+        await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
 
-      // Taken over: linked, not moved, because last-good predates the host root.
-      const linked = await waitForProductStatus(host, (s) => s.startup.gate === 'open', 90_000);
-      expect(linked.hostRoot).toMatchObject({ state: 'linked', resolved: '/usr/local' });
-      expect(linked.startup.move).toBe('not-ready');
-      expect(linked.startup.reason).toMatch(/last-good/);
-      expect(await shell(host, 'readlink /opt/unbounded/agent')).toBe('/usr/local');
+        // Taken over: linked, not moved, because last-good predates the host root.
+        const linked = await waitForProductStatus(host, (s) => s.startup.gate === 'open', 90_000);
+        expect(linked.hostRoot).toMatchObject({ state: 'linked', resolved: '/usr/local' });
+        expect(linked.startup.move).toBe('not-ready');
+        expect(linked.startup.reason).toMatch(/last-good/);
+        expect(await shell(host, 'readlink /opt/unbounded/agent')).toBe('/usr/local');
 
-      // The AgentUpgrade that pushes the earlier release out of last-good.
-      const url = await copyReleaseIn(host, release);
-      const upgrade = await runAgentUpgrade(host, url, release.sha256);
-      expect(
-        upgrade.result.exitCode,
-        formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result),
-      ).toBe(exitCodes.ok.code);
+        // The AgentUpgrade that pushes the earlier release out of last-good.
+        const url = await copyReleaseIn(host, release);
+        const upgrade = await runAgentUpgrade(host, url, release.sha256);
+        expect(
+          upgrade.result.exitCode,
+          formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result),
+        ).toBe(exitCodes.ok.code);
 
-      const moved = await waitForProductStatus(
-        host,
-        (s) => s.hostRoot.state === 'installed' && s.startup.gate === 'open',
-        240_000,
-      );
-      expect(moved.startup.move).toBe('moved');
-      expect(moved.version.version).toBe(secondVersion);
-      expect(moved.daemon.executable.startsWith(`${movedLib}/`)).toBe(true);
-      await expectMovedLayout(host);
+        const moved = await waitForProductStatus(
+          host,
+          (s) => s.hostRoot.state === 'installed' && s.startup.gate === 'open',
+          240_000,
+        );
+        expect(moved.startup.move).toBe('moved');
+        expect(moved.version.version).toBe(secondVersion);
+        expect(moved.daemon.executable.startsWith(`${movedLib}/`)).toBe(true);
+        await expectMovedLayout(host);
 
-      await host.reboot();
-      await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
-      const afterReboot = await waitForProductStatus(
-        host,
-        (s) => s.startup.gate === 'open',
-        90_000,
-      );
-      expect(afterReboot.hostRoot.state).toBe('installed');
-      expect(afterReboot.version.version).toBe(secondVersion);
-      expect(afterReboot.daemon.executable.startsWith(`${movedLib}/`)).toBe(true);
-      await expectMovedLayout(host);
+        await host.reboot();
+        await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
+        const afterReboot = await waitForProductStatus(
+          host,
+          (s) => s.startup.gate === 'open',
+          90_000,
+        );
+        expect(afterReboot.hostRoot.state).toBe('installed');
+        expect(afterReboot.version.version).toBe(secondVersion);
+        expect(afterReboot.daemon.executable.startsWith(`${movedLib}/`)).toBe(true);
+        await expectMovedLayout(host);
 
-      // The machine's start runs pre-start, which asks the moved daemon; the
-      // hooks keep naming the helper under the host root.
-      await runOrThrow(host, ['systemctl', 'start', 'systemd-nspawn@kube1.service']);
-      await waitForUnitState(host, 'systemd-nspawn@kube1.service', 'active');
-      const hook = await readJournal(host, 'unbounded-agent-regenerate-config@kube1.service');
-      expect(hook).toContain(`the daemon regenerated the hooks of kube1: they run ${movedHelper}`);
-      const loaded = await execPaths(host);
-      expect(loaded.preStart).toContain(`path=${movedHelper} `);
-      expect(loaded.postStart).toContain(`path=${movedHelper} `);
-      // The Go-rendered config came through the take-over, the move and the reboot byte for byte.
-      expect(await shell(host, 'cat /etc/aks-flex-node/config.json')).toBe(goScriptConfig.trim());
-    });
+        // The machine's start runs pre-start, which asks the moved daemon; the
+        // hooks keep naming the helper under the host root.
+        await runOrThrow(host, ['systemctl', 'start', 'systemd-nspawn@kube1.service']);
+        await waitForUnitState(host, 'systemd-nspawn@kube1.service', 'active');
+        const hook = await readJournal(host, 'unbounded-agent-regenerate-config@kube1.service');
+        expect(hook).toContain(
+          `the daemon regenerated the hooks of kube1: they run ${movedHelper}`,
+        );
+        const loaded = await execPaths(host);
+        expect(loaded.preStart).toContain(`path=${movedHelper} `);
+        expect(loaded.postStart).toContain(`path=${movedHelper} `);
+        // The Go-rendered config came through the take-over, the move and the reboot byte for byte.
+        expect(await shell(host, 'cat /etc/aks-flex-node/config.json')).toBe(goScriptConfig.trim());
+      },
+    );
   }, 900_000);
 });
 

@@ -86,11 +86,11 @@ describeWithProduct('product: the nspawn machine copy of the agent', () => {
     const exits = await packBadCandidate(releaseDir!, 'exits-at-once');
     const hangsSha = createHash('sha256').update(badCandidateScript('hangs')).digest('hex');
     await withHost({ name: 'machine-copy' }, async (host) => {
-      // The machine exists before the agent starts, as on a node a Go release provisioned.
-      await runOrThrow(host, ['install', '-d', '-m', '0755', machineBin]);
+      // The machine and its copy exist before the agent starts: the harness
+      // laid out the node a Go release provisioned at the host's first boot.
       await installProduct(host);
       await waitForUnitState(host, productUnits.agent, 'active');
-      await runOrThrow(host, ['install', '-m', '0755', productPaths.currentLink, machineCopy]);
+      await expectCopyEqualsCurrent(host);
       const installed = await productStatus(host);
       // The installed build's own archive, beside the executable: the upgrade after the bad candidate.
       first = {

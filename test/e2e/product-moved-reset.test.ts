@@ -13,6 +13,7 @@ import {
   installAndStart,
   layOutFixture,
   layOutRealNode,
+  realNodeOf,
   packGoNamedArchive,
   parentSnapshot,
   productBinary,
@@ -77,63 +78,74 @@ describeWithProduct('product: a host moved from /usr/local, reset, rejoined, uni
   });
 
   it('daemon#8.4 moved by its own start; reset keeps the moved binary; install.sh rejoins into /opt/unbounded/agent; uninstall.sh leaves /opt/unbounded as it was', async () => {
-    await withHost({ variant: 'plain', name: 'moved-reset' }, async (host) => {
-      await copyScriptsIn(host, archive);
-      await runOrThrow(host, ['bash', '-c', stageParent]);
-      const parentBefore = await parentSnapshot(host);
+    await withHost(
+      {
+        variant: 'plain',
+        name: 'moved-reset',
+        // The node an earlier release provisioned: its helpers and hooks under /usr/local.
+        node: { helperRoot: '/usr/local', config: false },
+      },
+      async (host) => {
+        await copyScriptsIn(host, archive);
+        await runOrThrow(host, ['bash', '-c', stageParent]);
+        const parentBefore = await parentSnapshot(host);
 
-      // The node an earlier release provisioned: its helpers and hooks under /usr/local.
-      const node = await layOutRealNode(host, { helperRoot: '/usr/local', config: false });
-      await layOutLegacyHostOfThisBuild(host);
-      const moved = await waitForProductStatus(
-        host,
-        (s) => s.hostRoot.state === 'installed' && s.startup.gate === 'open',
-        240_000,
-      );
-      expect(moved.startup.move).toBe('moved');
-      expect(await shell(host, 'find /usr/local -name "aks-flex-node*" | sort')).toBe('');
-      expect(
-        await shell(
+        const node = realNodeOf(host);
+        await layOutLegacyHostOfThisBuild(host);
+        const moved = await waitForProductStatus(
           host,
-          'test -d /opt/unbounded/agent && ! test -L /opt/unbounded/agent && echo dir',
-        ),
-      ).toBe('dir');
-      expect(await parentSnapshot(host)).toBe(parentBefore);
-      // The move took the node's helpers along; its machines start on the moved hooks.
-      await startRealNodeMachines(host);
+          (s) => s.hostRoot.state === 'installed' && s.startup.gate === 'open',
+          240_000,
+        );
+        expect(moved.startup.move).toBe('moved');
+        expect(await shell(host, 'find /usr/local -name "aks-flex-node*" | sort')).toBe('');
+        expect(
+          await shell(
+            host,
+            'test -d /opt/unbounded/agent && ! test -L /opt/unbounded/agent && echo dir',
+          ),
+        ).toBe('dir');
+        expect(await parentSnapshot(host)).toBe(parentBefore);
+        // The move took the node's helpers along; its machines start on the moved hooks.
+        await startRealNodeMachines(host);
 
-      // Reset through the daemon, which records the outcome and stops itself.
-      const operation = await resetThroughDaemon(host);
-      expect(operation).toMatchObject({ kind: 'reset', state: 'succeeded' });
-      expect(operation.keptBinary).toBe(productPaths.installedBinary);
-      await expectResetHost(host);
-      await expectRealNodeGone(host, node);
-      // Nothing of the agent came back under /usr/local, and the host root is a real directory still.
-      expect(
-        await shell(host, 'find /usr/local -name "aks-flex-node*" -o -name "unbounded-*" | sort'),
-      ).toBe('');
-      expect(await parentSnapshot(host)).toBe(parentBefore);
+        // Reset through the daemon, which records the outcome and stops itself.
+        const operation = await resetThroughDaemon(host);
+        expect(operation).toMatchObject({ kind: 'reset', state: 'succeeded' });
+        expect(operation.keptBinary).toBe(productPaths.installedBinary);
+        await expectResetHost(host);
+        await expectRealNodeGone(host, node);
+        // Nothing of the agent came back under /usr/local, and the host root is a real directory still.
+        expect(
+          await shell(host, 'find /usr/local -name "aks-flex-node*" -o -name "unbounded-*" | sort'),
+        ).toBe('');
+        expect(await parentSnapshot(host)).toBe(parentBefore);
 
-      // The rejoin finds the layout reset kept under the host root, not /usr/local.
-      const dir = await installAndStart(host, 'rejoin');
-      expect(dir).toBe('/opt/unbounded/agent/bin');
-      const rejoined = await waitForProductStatus(host, (s) => s.startup.gate === 'open', 120_000);
-      expect(rejoined.hostRoot.state).toBe('installed');
-      expect(await shell(host, 'find /usr/local -name "aks-flex-node*" | sort')).toBe('');
-      // The rejoin's start ran with the config reset kept, the Go scripts' own.
-      expect(await shell(host, 'cat /etc/aks-flex-node/config.json')).toBe(goScriptConfig.trim());
+        // The rejoin finds the layout reset kept under the host root, not /usr/local.
+        const dir = await installAndStart(host, 'rejoin');
+        expect(dir).toBe('/opt/unbounded/agent/bin');
+        const rejoined = await waitForProductStatus(
+          host,
+          (s) => s.startup.gate === 'open',
+          120_000,
+        );
+        expect(rejoined.hostRoot.state).toBe('installed');
+        expect(await shell(host, 'find /usr/local -name "aks-flex-node*" | sort')).toBe('');
+        // The rejoin's start ran with the config reset kept, the Go scripts' own.
+        expect(await shell(host, 'cat /etc/aks-flex-node/config.json')).toBe(goScriptConfig.trim());
 
-      // The rejoined agent provisions the node again; uninstall.sh removes it too.
-      const again = await layOutRealNode(host, { config: false });
-      await startRealNodeMachines(host);
-      const uninstall = await runScript(host, 'uninstall.sh', ['--force']);
-      expect(uninstall.exitCode, `${uninstall.stdout}${uninstall.stderr}`).toBe(0);
-      expect(uninstall.stdout).toContain('Reset completed');
-      await expectNothingOfTheAgent(host);
-      await expectRealNodeGone(host, again);
-      await waitForUnitState(host, productUnits.agent, 'inactive');
-      expect(await parentSnapshot(host)).toBe(parentBefore);
-      expect(await shell(host, 'stat -c %a /opt/unbounded')).toBe('750');
-    });
+        // The rejoined agent provisions the node again; uninstall.sh removes it too.
+        const again = await layOutRealNode(host, { config: false });
+        await startRealNodeMachines(host);
+        const uninstall = await runScript(host, 'uninstall.sh', ['--force']);
+        expect(uninstall.exitCode, `${uninstall.stdout}${uninstall.stderr}`).toBe(0);
+        expect(uninstall.stdout).toContain('Reset completed');
+        await expectNothingOfTheAgent(host);
+        await expectRealNodeGone(host, again);
+        await waitForUnitState(host, productUnits.agent, 'inactive');
+        expect(await parentSnapshot(host)).toBe(parentBefore);
+        expect(await shell(host, 'stat -c %a /opt/unbounded')).toBe('750');
+      },
+    );
   }, 900_000);
 });

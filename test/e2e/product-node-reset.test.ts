@@ -7,7 +7,7 @@ import {
   createReleaseDir,
   hostOwnNetwork,
   installProduct,
-  layOutRealNode,
+  realNodeOf,
   packGoNamedArchive,
   productPaths,
   productUnits,
@@ -75,7 +75,8 @@ async function facts(host: Host): Promise<Record<string, string>> {
 async function provisionNode(
   host: Host,
 ): Promise<{ node: RealNode; before: Record<string, string> }> {
-  const node = await layOutRealNode(host);
+  // Laid out at boot, as every e2e host is by default.
+  const node = realNodeOf(host);
   await writeHostFile(
     host,
     `/etc/systemd/system/${productUnits.bootstrap}`,

@@ -82,6 +82,9 @@ export async function runIgnitionSandbox(workDir: string): Promise<number> {
     {
       variant: 'acl',
       name: 'sandbox-ign',
+      // Ignition provisions this host at its first boot, before the harness
+      // could lay a node out; one laid out afterwards would overwrite it.
+      node: { empty: 'the first boot provisions the node itself' },
       bootTimeoutMs: 300_000,
       provision: (merged) => {
         writeIgnitionToDisk(merged, config);

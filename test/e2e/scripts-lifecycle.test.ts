@@ -49,7 +49,12 @@ describeWithProduct(
     ] as const)(
       '%s host: installed into %s, started, refused while running, reset, rejoined, uninstalled',
       async (variant, installDir) => {
-        await withHost({ variant, name: 'scripts' }, async (host) => {
+        const node =
+          // A plain host provisioned by an earlier release, with its helpers
+          // under /usr/local: install.sh keeps to /usr/local/bin there. On
+          // acl, /usr is read-only, so the node's helpers are under /opt.
+          variant === 'plain' ? { helperRoot: '/usr/local' } : {};
+        await withHost({ variant, name: 'scripts', node }, async (host) => {
           await copyScriptsIn(host, archive);
           await runOrThrow(host, ['bash', '-c', stageParent]);
           const parentBefore = await parentSnapshot(host);

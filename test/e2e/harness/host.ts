@@ -10,6 +10,8 @@ import { prepareVariantDisk, variantNspawnArgs } from './host-variants.js';
 import { trackMachine, untrackMachine } from './live-machines.js';
 import { createMachineDisk } from './machine-disk.js';
 import { powerOffMachine } from './power-off.js';
+import type { RealNode, RealNodeOptions } from './real-node.js';
+import { layOutRealNode } from './real-node.js';
 import type { CommandResult } from './run-process.js';
 
 /** A booted throwaway host that a scenario drives. */
@@ -19,6 +21,12 @@ export interface Host {
   readonly variant: HostVariant;
   /** How the latest boot ended: `running`, or `degraded` when some unit failed. */
   readonly bootState: () => string;
+  /**
+   * The real-shaped node laid out at the first boot (machines with their
+   * copy of the agent, hooks, LocalDNS, links, keys, bridge CNI); undefined
+   * on a host booted with `node: { empty: why }`.
+   */
+  readonly node: RealNode | undefined;
   /** Runs a command as root in the host; resolves for every exit code. */
   readonly run: (command: MachineCommand, options?: RunOptions) => Promise<CommandResult>;
   /** Powers off and boots the same disk again: everything written survives, /run and /tmp do not. */
@@ -39,6 +47,24 @@ export interface BootHostOptions {
    * Ignition does from the initramfs (see `writeIgnitionToDisk`).
    */
   readonly provision?: (merged: string) => void | Promise<void>;
+  /**
+   * What the host is before the scenario starts. By default a node as the Go
+   * releases leave it ({@link layOutRealNode}, with these options): a product
+   * scenario that passes on an empty host only may still lose a real node.
+   * `{ empty: why }` boots the bare OS; only a test that truly needs that (the
+   * harness's own checks, a first boot that provisions the node itself) may
+   * ask, and says why.
+   */
+  readonly node?: RealNodeOptions | EmptyHost;
+}
+
+/** A host with nothing but the OS; `empty` says why the scenario needs that. */
+export interface EmptyHost {
+  readonly empty: string;
+}
+
+function isEmptyHost(node: RealNodeOptions | EmptyHost | undefined): node is EmptyHost {
+  return node !== undefined && 'empty' in node;
 }
 
 /**
@@ -76,10 +102,14 @@ export async function bootHost(options: BootHostOptions = {}): Promise<Host> {
     if (machine === undefined) throw new Error(`host ${disk.name} is not running`);
     return machine;
   };
-  return {
+  let node: RealNode | undefined;
+  const host: Host = {
     name: disk.name,
     variant,
     bootState: () => requireMachine().bootState,
+    get node() {
+      return node;
+    },
     run: (command, runOptions) => runInMachine(requireMachine().leader.pid, command, runOptions),
     reboot: async () => {
       await powerOffMachine(requireMachine());
@@ -94,4 +124,20 @@ export async function bootHost(options: BootHostOptions = {}): Promise<Host> {
       }
     },
   };
+  if (!isEmptyHost(options.node)) {
+    // Once, at the first boot: the node's files survive a reboot as on a real
+    // node; its links and rules do not, as they would not there either.
+    try {
+      node = await layOutRealNode(host, {
+        // Nothing runs from a noexec /opt: on such a node the Go release
+        // that provisioned it kept its helpers under /usr/local.
+        ...(variant === 'noexec' ? { helperRoot: '/usr/local' } : {}),
+        ...options.node,
+      });
+    } catch (err) {
+      await host.dispose();
+      throw err;
+    }
+  }
+  return host;
 }

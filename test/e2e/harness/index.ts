@@ -20,7 +20,7 @@ export { collectDiagnostics } from './diagnostics.js';
 export { ensureRootfs } from './ensure-rootfs.js';
 export type { MachineCommand, RunOptions } from './enter-machine.js';
 export { bootHost } from './host.js';
-export type { BootHostOptions, Host } from './host.js';
+export type { BootHostOptions, EmptyHost, Host } from './host.js';
 export { hostVariants } from './host-variants.js';
 export type { HostVariant } from './host-variants.js';
 export { writeIgnitionToDisk } from './ignition-disk.js';
@@ -35,6 +35,7 @@ export {
   layOutRealNode,
   readRealNodeFacts,
   realNodeMachines,
+  realNodeOf,
   startRealNodeMachines,
 } from './real-node.js';
 export type { RealNode, RealNodeLink, RealNodeOptions } from './real-node.js';
