@@ -17,7 +17,12 @@ export function nspawnCopyPath(machinesDir: string, machine: NspawnMachine): str
  * The machine whose copy of the host binary is the running one, as the Go
  * releases record it in the signal's `activeMachine`: a Go daemon started as
  * the candidate refuses a signal without it. Undefined on a host with no
- * machine copy (nothing to keep in sync), or when it cannot tell which of two.
+ * machine copy (nothing to keep in sync), or when no copy is the running
+ * binary's. When both are (a node the Go releases provisioned and never
+ * upgraded since), kube1, the machine they provision first, is named: naming
+ * neither left its copy behind at every upgrade on such a node, and the judge
+ * of a Go daemon refuses a signal without a machine. The other is left as
+ * the Go releases leave an inactive machine.
  */
 export async function findActiveMachine(
   machinesDir: string,
@@ -35,7 +40,7 @@ export async function findActiveMachine(
     if ((await fileSha256(nspawnCopyPath(machinesDir, machine))) === running)
       matching.push(machine);
   }
-  return matching.length === 1 ? matching[0] : undefined;
+  return matching[0];
 }
 
 /** What {@link syncNspawnCopy} did: nothing to keep (no such machine), already equal, or written. */
