@@ -17,6 +17,19 @@ readonly guard_unit=aks-flex-node-upgrade-guard.service
 readonly current_link=${last_good_link%-last-good}-current
 readonly state_dir=/var/lib/aks-flex-node
 readonly release_url=https://github.com/Azure/AKSFlexNode/releases/latest/download
+# The agent unit, rewritten below when last-good is another release.
+readonly agent_unit_file=/etc/systemd/system/aks-flex-node-agent.service
+
+# The agent unit as another release (a Go one) writes it, rendered with this
+# host's paths when the script is installed. Such a last-good writes no unit
+# for itself when its recover-agent-upgrade switches it in, and it must never
+# run under this product's confinement: it writes /var/lib/machines and
+# /usr/local and reaches /dev, as it always could.
+other_release_agent_unit() {
+  cat <<'UNIT'
+@OTHER_RELEASE_AGENT_UNIT@
+UNIT
+}
 
 # What the upgrade record will say. The guard and the agent both start this
 # unit on failure, so systemd names neither (no MONITOR_UNIT); their states
@@ -63,6 +76,27 @@ reinstall_command() {
   member=aks-flex-node-linux-${arch}
   archive=${state_dir}/${member}.tar.gz
   echo "curl -fsSL --create-dirs -o ${archive} ${release_url}/${member}.tar.gz && tar --no-same-owner --no-same-permissions -xzf ${archive} -C ${state_dir} && ${state_dir}/${member} agent-upgrade && systemctl reset-failed ${agent_unit} && systemctl restart ${agent_unit}"
+}
+
+# Whether the binary a link names is this product: only its `version --json`
+# announces the api-v1 capability; a Go release has no --json.
+is_this_product() {
+  local binary
+  binary=$(readlink -f "$1") || return 1
+  timeout 10 "$binary" version --json 2>/dev/null | tail -n 1 | grep -q '"api-v1"'
+}
+
+# Before the restart into another release: its own agent unit, by a temp
+# file and a rename, then a reload. This product's last-good wrote its
+# units itself in recover-agent-upgrade.
+write_other_release_unit() {
+  local tmp
+  tmp=$(mktemp "${agent_unit_file}.XXXXXX") || return 1
+  if ! { other_release_agent_unit >"$tmp" && chmod 0644 "$tmp" && mv -f "$tmp" "$agent_unit_file"; }; then
+    rm -f "$tmp"
+    return 1
+  fi
+  systemctl daemon-reload
 }
 
 # Where a link leads, for messages: the binary, or the link itself when it dangles.
@@ -123,6 +157,9 @@ main() {
   fi
   # Each step runs even when an earlier one failed; the exit status is the last failure's.
   "$last_good" recover-agent-upgrade --message "$recovery_message" || status=$?
+  if is_runnable "$current_link" && ! is_this_product "$current_link"; then
+    write_other_release_unit || status=$?
+  fi
   # Clears the start-limit counter, or the restart below would be refused.
   systemctl reset-failed "$agent_unit" || status=$?
   # Only enqueue: this runs inside a job the agent's failure started, and waiting

@@ -32,8 +32,15 @@ setup() {
   signal="$BATS_TEST_TMPDIR/etc/agent-upgrade-signal.json"
   mkdir -p "$slot_dir" "$(dirname "$signal")"
   shim="$BATS_TEST_TMPDIR/recovery.sh"
+  # Never this machine's /etc: the shim rewrites the agent unit for a Go last-good.
+  unit_dir="$BATS_TEST_TMPDIR/units"
+  mkdir -p "$unit_dir"
+  echo 'this product unit' >"$unit_dir/aks-flex-node-agent.service"
+  other_release_unit='[Unit] Description=the Go release agent unit (rendered)'
   sed -e "s#/usr/local/lib/aks-flex-node/aks-flex-node-last-good#$slot_dir/aks-flex-node-last-good#g" \
     -e "s#/etc/aks-flex-node/agent-upgrade-signal.json#$signal#g" \
+    -e "s#/etc/systemd/system/aks-flex-node-agent.service#$unit_dir/aks-flex-node-agent.service#g" \
+    -e "s#^@OTHER_RELEASE_AGENT_UNIT@\$#$other_release_unit#" \
     "${workspace:?}/systemd/aks-flex-node-recovery.sh" >"$shim"
   chmod +x "$shim"
 }
@@ -41,7 +48,7 @@ setup() {
 last_good_binary() { # the last-good slot, also current: answers version; logs other calls, exits with $1
   cat >"$slot_dir/aks-flex-node-blue" <<BIN
 #!/usr/bin/env bash
-[[ "\$1" == version ]] && exit 0
+if [[ "\$1" == version ]]; then [[ "\${2:-}" == --json ]] && echo '{"capabilities":["api-v1"]}'; exit 0; fi
 echo "last-good \$*" >>"$BATS_TEST_TMPDIR/calls"
 exit ${1:-0}
 BIN
@@ -196,7 +203,7 @@ repointing_last_good() {
   last_good_binary 0
   cat >"$slot_dir/aks-flex-node-blue" <<BIN
 #!/usr/bin/env bash
-[[ "\$1" == version ]] && exit 0
+if [[ "\$1" == version ]]; then [[ "\${2:-}" == --json ]] && echo '{"capabilities":["api-v1"]}'; exit 0; fi
 echo "last-good \$*" >>"$BATS_TEST_TMPDIR/calls"
 [[ "\$1" == recover-agent-upgrade ]] && ln -sfn "$slot_dir/aks-flex-node-blue" "$slot_dir/aks-flex-node-current"
 exit 0
@@ -239,4 +246,44 @@ BIN
   run -0 "$shim"
   run -0 grep -c 'last-good recover-agent-upgrade --message upgraded daemon failed repeatedly' "$BATS_TEST_TMPDIR/calls"
   [ "$output" -eq 1 ]
+}
+
+# issue 21 #4: a last-good that is another release (a Go one: `version`
+# answers, `version --json` does not) writes no unit for itself. The shim
+# writes the agent unit that release expects and reloads systemd before the
+# restart, so it never starts under this product's confinement.
+go_last_good() {
+  cat >"$slot_dir/aks-flex-node-go" <<BIN
+#!/usr/bin/env bash
+if [[ "\$1" == version ]]; then [[ -z "\${2:-}" ]] && echo 'aks-flex-node v0.9.0-go' && exit 0; echo 'unknown flag: --json' >&2; exit 1; fi
+echo "go-last-good \$*" >>"$BATS_TEST_TMPDIR/calls"
+[[ "\$1" == recover-agent-upgrade ]] && ln -sfn "$slot_dir/aks-flex-node-go" "$slot_dir/aks-flex-node-current"
+exit 0
+BIN
+  chmod +x "$slot_dir/aks-flex-node-go"
+  ln -sfn "$slot_dir/aks-flex-node-go" "$slot_dir/aks-flex-node-last-good"
+}
+
+@test "issue21#4 a Go last-good: the shim writes that release's agent unit and reloads systemd before the restart" {
+  echo '{}' >"$signal"
+  last_good_binary 0
+  go_last_good
+  run -0 "$shim"
+  run -0 cat "$unit_dir/aks-flex-node-agent.service"
+  [ "$output" = "$other_release_unit" ]
+  [ "$(stat -c %a "$unit_dir/aks-flex-node-agent.service")" = 644 ]
+  run grep -vE "is-active|is-failed" "$BATS_TEST_TMPDIR/calls"
+  [ "${lines[0]}" = 'go-last-good recover-agent-upgrade --message upgraded daemon failed repeatedly; restored last-good binary' ]
+  [ "${lines[1]}" = 'systemctl daemon-reload' ]
+  [ "${lines[2]}" = 'systemctl reset-failed aks-flex-node-agent.service' ]
+  [ "${lines[3]}" = 'systemctl --no-block restart aks-flex-node-agent.service' ]
+}
+
+@test "issue21#4 this product's last-good writes its own units: the shim leaves the agent unit alone" {
+  echo '{}' >"$signal"
+  last_good_binary 0
+  run -0 "$shim"
+  run -0 cat "$unit_dir/aks-flex-node-agent.service"
+  [ "$output" = 'this product unit' ]
+  run -1 grep -c daemon-reload "$BATS_TEST_TMPDIR/calls"
 }

@@ -1,5 +1,6 @@
 import {
   agentBinaryPathsUnder,
+  writeUnitsForBinaries,
   convergeHostInstall,
   guardLegacySeed,
   refuseUnfinishedMove,
@@ -102,7 +103,14 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   // debugging) it only serves, and a restart stops it for its caller to rerun.
   const managedBySystemd = process.env.INVOCATION_ID !== undefined;
   const restart = managedBySystemd
-    ? createSystemdRestartExecutor(log, undefined, { startsFile: paths.agentStarts })
+    ? createSystemdRestartExecutor(log, undefined, { startsFile: paths.agentStarts }, async () =>
+        writeUnitsForBinaries(
+          paths,
+          agentBinaryPathsUnder(await resolveHostRoot(paths)),
+          host.systemctl,
+          log,
+        ),
+      )
     : createSelfExitRestartExecutor(log, stop.request);
   const queue = createMutationQueue({
     lockPath: paths.activationLock,

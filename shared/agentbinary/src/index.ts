@@ -17,7 +17,11 @@ export {
   serviceAssetsForHost,
   writeServiceAssets,
   type LegacyRootUse,
+  releaseKindsOf,
+  writeUnitsForBinaries,
 } from './install/service-assets.js';
+export { releaseKindOf } from './install/release-kind.js';
+export type { ReleaseKind, ReleaseKinds } from './install/release-kind.js';
 export type { ServiceAsset, ServiceOptions } from './install/service-assets.js';
 export {
   findActiveMachine,

@@ -15,6 +15,7 @@ import { createHost, type Host } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { withLockWhenFree } from '../lock-when-free.js';
 import { ownExecutable, recoveryLayout } from '../recovery-layout.js';
+import { writeUnitsBeforeRestart } from '../units-before-restart.js';
 
 /** How long a started candidate has to judge itself healthy before the guard rolls it back. */
 export const defaultGuardDeadlineSeconds = 10;
@@ -127,6 +128,7 @@ async function convergeDamage(layout: AgentBinaryPaths, host: Host, log: Logger)
     return convergeCurrentLink(layout, log);
   });
   if (converged.kind !== 'repointed') return;
+  await writeUnitsBeforeRestart(layout, host.systemctl, log);
   await host.systemctl.resetFailed(unitNames.agent).catch((error: unknown) => {
     log.warn({ err: error }, 'could not reset the agent unit failure counter; restarting anyway');
   });
@@ -225,6 +227,8 @@ async function rollBack(
   const result = await withLockWhenFree(log, 'the upgrade guard', () =>
     recoverAgentUpgrade(layout, hostPaths.signalFile, `${reason}; restored last-good binary`, log),
   );
+  // The agent restarts into last-good: under the units that release expects.
+  await writeUnitsBeforeRestart(layout, systemctl, log);
   // A planned restart still counts toward the start limit; clear it first (best effort: SELinux may deny it).
   await systemctl.resetFailed(unitNames.agent).catch((error: unknown) => {
     log.warn({ err: error }, 'could not reset the agent unit failure counter; restarting anyway');

@@ -9,6 +9,7 @@ import { requireRoot } from '../require-root.js';
 import { withLockWhenFree } from '../lock-when-free.js';
 import { printLine } from '../output.js';
 import { ownExecutable, recoveryLayout } from '../recovery-layout.js';
+import { writeUnitsBeforeRestart } from '../units-before-restart.js';
 
 /**
  * `aks-flex-node recover-agent-upgrade --message TEXT`: the recovery unit
@@ -35,10 +36,15 @@ export async function runRecoverAgentUpgrade(args: string[]): Promise<number> {
     // Recovery must work whatever state the host root is in.
     log.warn({ err: error }, 'recovering the AgentUpgrade without migrating the host root');
   }
-  const layout = await recoveryLayout(await ownExecutable(createHost({ log })));
-  const result = await withLockWhenFree(log, 'an AgentUpgrade recovery', () =>
-    recoverAgentUpgrade(layout, hostPaths.signalFile, flags.message, log),
-  );
+  const host = createHost({ log });
+  const layout = await recoveryLayout(await ownExecutable(host));
+  const result = await withLockWhenFree(log, 'an AgentUpgrade recovery', async () => {
+    const recovered = await recoverAgentUpgrade(layout, hostPaths.signalFile, flags.message, log);
+    // The shim restarts the agent next: under the units of the binary that
+    // current now names (a Go one's own, this product's confined ones).
+    await writeUnitsBeforeRestart(layout, host.systemctl, log);
+    return recovered;
+  });
   printLine(
     result.rolledBack
       ? `restored the last-good binary ${result.current ?? ''}`

@@ -27,6 +27,14 @@ export interface StartLimitSources {
 }
 
 /**
+ * Writes the units of the binaries the links name (writeUnitsForBinaries),
+ * before each restart: the next daemon may be another release (a Go
+ * candidate, a Go last-good after a rollback, a downgrade), which must start
+ * under its own release's units, never under this product's confinement.
+ */
+export type BeforeRestart = () => Promise<unknown>;
+
+/**
  * The restart executor under systemd: `reset-failed` on the agent unit, then
  * a non-blocking restart. The reset comes first because a planned restart
  * still counts toward the start limit, and right after a burst of upgrades it
@@ -46,6 +54,7 @@ export function createSystemdRestartExecutor(
   log: Logger,
   run: CommandRunner = runCommand,
   sources?: StartLimitSources,
+  beforeRestart?: BeforeRestart,
 ): RestartExecutor {
   const systemctl = createSystemctl({ log, run, timeoutMs: 30_000 });
   const now = sources?.now ?? monotonicMs;
@@ -69,6 +78,15 @@ export function createSystemdRestartExecutor(
   return {
     pendingDelayMs: () => Math.max(0, firesAt - now()),
     scheduleRestart: async (reason) => {
+      await beforeRestart?.().catch((error: unknown) => {
+        // Restarting anyway: a daemon left running what current no longer
+        // names would wedge the upgrade, which is worse than the next one
+        // starting under units it did not write (its own start rewrites them).
+        log.error(
+          { err: error },
+          'could not write the units of the binary the agent restarts into; restarting under the units as they are',
+        );
+      });
       const cleared = await systemctl.resetFailed(unitNames.agent).then(
         () => true,
         (error: unknown) => {

@@ -13,6 +13,7 @@ import {
   writeServiceAssets,
   type ServiceAsset,
 } from './service-assets.js';
+import { thisProductOnly, type ReleaseKinds } from './release-kind.js';
 
 const goldenDir = path.join(import.meta.dirname, '../../../../systemd/golden');
 const production = renderServiceAssets(
@@ -252,5 +253,68 @@ describe('unit confinement and documentation', () => {
       )
       .map((line) => line.slice(0, line.indexOf('=')));
     expect(keys).toEqual([...keys].sort());
+  });
+});
+
+describe('issue21#4 another release runs under its own units, never this confinement', () => {
+  const layout = agentBinaryPathsUnder('/opt/unbounded/agent');
+  const render = (kinds: ReleaseKinds, arc = false) =>
+    renderServiceAssets(hostPaths, layout, 'released', { arc }, kinds);
+  const named = (assets: ServiceAsset[], name: string) =>
+    assets.find((asset) => path.basename(asset.path) === name)?.content ?? '';
+  const goGolden = (name: string) =>
+    readFile(path.join(goldenDir, 'go-release', `${name}.golden`), 'utf8');
+  // The Go goldens name the binary path; the runtime writers name the current link (spec 5.1).
+  const asGoldenRenders = (unit: string) =>
+    unit.replace(layout.current, '/opt/unbounded/agent/bin/aks-flex-node');
+
+  it.each([false, true])(
+    'a Go current (arc %s): the agent unit is the Go release golden, with no confinement, socket or guard',
+    async (arc) => {
+      const agent = named(
+        render({ current: 'other-release', lastGood: 'this-product' }, arc),
+        'aks-flex-node-agent.service',
+      );
+      expect(asGoldenRenders(agent)).toBe(
+        await goGolden(arc ? 'aks-flex-node-agent-arc.service' : 'aks-flex-node-agent.service'),
+      );
+      expect(agent).toContain(`ExecStart=${layout.current} agent`);
+    },
+  );
+
+  it('a Go last-good: its recovery unit is the Go one (it runs last-good), and the agent unit pulls in no guard', async () => {
+    const assets = render({ current: 'this-product', lastGood: 'other-release' });
+    expect(named(assets, 'aks-flex-node-agent-recovery.service')).toBe(
+      (await goGolden('aks-flex-node-agent-recovery.service')).replace(
+        '/usr/local/lib/aks-flex-node/aks-flex-node-recovery.sh',
+        layout.recoveryScript,
+      ),
+    );
+    const agent = named(assets, 'aks-flex-node-agent.service');
+    expect(agent).not.toContain('aks-flex-node-upgrade-guard.service');
+    // Still this product's own, confined agent unit.
+    expect(agent).toMatch(/^ProtectSystem=strict$/m);
+    expect(agent).toContain('Requires=aks-flex-node-agent.socket');
+  });
+
+  it("this product's both links: the units as shipped, the guard pulled in", () => {
+    const agent = named(render(thisProductOnly), 'aks-flex-node-agent.service');
+    expect(agent).toContain('Wants=aks-flex-node-upgrade-guard.service');
+    expect(named(render(thisProductOnly), 'aks-flex-node-agent-recovery.service')).toMatch(
+      /^ProtectSystem=strict$/m,
+    );
+  });
+
+  it("the recovery shim carries the Go agent unit for this host's paths, to write before restarting into a Go last-good", () => {
+    const script = named(render(thisProductOnly, true), 'aks-flex-node-recovery.sh');
+    const goAgent = named(
+      render({ current: 'other-release', lastGood: 'other-release' }, true),
+      'aks-flex-node-agent.service',
+    );
+    expect(script).toContain(`cat <<'UNIT'\n${goAgent}UNIT\n`);
+    expect(script).toContain(
+      `readonly agent_unit_file=${path.join(hostPaths.unitDir, 'aks-flex-node-agent.service')}`,
+    );
+    expect(script).not.toContain('@OTHER_RELEASE_AGENT_UNIT@');
   });
 });

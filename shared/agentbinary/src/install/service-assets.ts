@@ -4,13 +4,16 @@ import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { makeIoError, writeFileAtomic } from '@aks-flex-node/fs';
 import { nspawnCopyPath } from '../nspawn/nspawn-copy.js';
 import { legacyRootInUse } from './legacy-root-in-use.js';
+import { isHostRootMoveUnfinished } from '@aks-flex-node/hostroot';
 import { nspawnMachines, unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { isNotFound, type Logger } from '@aks-flex-node/log';
 import {
+  otherReleaseUnitTemplates,
   recoveryScriptLiterals,
   recoveryScriptTemplate,
   unitTemplates,
 } from '@aks-flex-node/units';
+import { releaseKindOf, thisProductOnly, type ReleaseKinds } from './release-kind.js';
 
 /** Whether the units must leave the legacy root writable ({@link legacyRootInUse} decides). */
 export type LegacyRootUse = 'in-use' | 'released';
@@ -75,21 +78,32 @@ export function fillTemplate(
   return filled;
 }
 
+/** What the agent unit adds while last-good is this product: the guard runs last-good. */
+const guardDependency = `# Started with the agent; it acts only while a switched upgrade is unjudged.
+Wants=${unitNames.upgradeGuard}
+`;
+
 /**
  * The service assets for a layout, in the order they must be written:
  * dependencies first (the recovery script, its unit, the socket), the agent
  * unit last. An interrupted write then never leaves systemd with an agent
  * unit whose OnFailure= or Requires= names something missing.
+ *
+ * `kinds` says whose binaries the links name. Another release never runs
+ * under this product's confinement: with `current` another release's, the
+ * agent unit is the one that release wrote; with last-good another
+ * release's, so is the recovery unit (it runs last-good's
+ * recover-agent-upgrade), and the agent unit does not pull in the guard,
+ * which would run last-good confined (a Go release has no guard: its
+ * recovery unit stays the only rollback path, as it was for it).
  */
 export function renderServiceAssets(
   hostPaths: HostPaths,
   binaryPaths: AgentBinaryPaths,
   legacyRoot: LegacyRootUse,
   options: ServiceOptions = defaultServiceOptions,
+  kinds: ReleaseKinds = thisProductOnly,
 ): ServiceAsset[] {
-  const script = recoveryScriptTemplate
-    .replaceAll(recoveryScriptLiterals.lastGood, binaryPaths.lastGood)
-    .replaceAll(recoveryScriptLiterals.signal, hostPaths.signalFile);
   const fields = {
     // The unit runs the `current` link, so a switch needs no unit rewrite.
     execBinary: binaryPaths.current,
@@ -102,18 +116,32 @@ export function renderServiceAssets(
     legacyWritePath: legacyRoot === 'in-use' ? ` -${hostPaths.legacy}` : '',
     machineCopyWritePaths: machineCopyWritePaths(hostPaths),
     arcDependency: options.arc ? ` ${arcUnit}` : '',
+    guardDependency: kinds.lastGood === 'this-product' ? guardDependency : '',
   };
+  const script = recoveryScriptTemplate
+    .replaceAll(recoveryScriptLiterals.lastGood, binaryPaths.lastGood)
+    .replaceAll(recoveryScriptLiterals.signal, hostPaths.signalFile)
+    .replaceAll(recoveryScriptLiterals.agentUnitFile, path.join(hostPaths.unitDir, unitNames.agent))
+    .replace(
+      recoveryScriptLiterals.otherReleaseAgentUnit,
+      fillTemplate(unitNames.agent, otherReleaseUnitTemplates[unitNames.agent], fields),
+    );
   const unit = (name: keyof typeof unitTemplates): ServiceAsset => ({
     path: path.join(hostPaths.unitDir, name),
     content: fillTemplate(name, unitTemplates[name], fields),
     mode: 0o644,
   });
+  const otherRelease = (name: keyof typeof otherReleaseUnitTemplates): ServiceAsset => ({
+    path: path.join(hostPaths.unitDir, name),
+    content: fillTemplate(name, otherReleaseUnitTemplates[name], fields),
+    mode: 0o644,
+  });
   return [
     { path: binaryPaths.recoveryScript, content: script, mode: 0o750 },
-    unit(unitNames.recovery),
+    kinds.lastGood === 'this-product' ? unit(unitNames.recovery) : otherRelease(unitNames.recovery),
     unit(unitNames.upgradeGuard),
     unit(unitNames.agentSocket),
-    unit(unitNames.agent),
+    kinds.current === 'this-product' ? unit(unitNames.agent) : otherRelease(unitNames.agent),
   ];
 }
 
@@ -128,8 +156,9 @@ async function currentContent(file: string): Promise<string | undefined> {
 
 /**
  * The assets for the host as it is on disk now: the legacy root writable only
- * while in use, and the installed unit's options (Arc) kept, so no rewrite
- * (daemon start, move, activation, install) drops them.
+ * while in use, the installed unit's options (Arc) kept, so no rewrite
+ * (daemon start, move, activation, install) drops them, and each unit the one
+ * its binary expects (whose binaries `current` and last-good name now).
  */
 export async function serviceAssetsForHost(
   hostPaths: HostPaths,
@@ -141,7 +170,37 @@ export async function serviceAssetsForHost(
     binaryPaths,
     use,
     await readInstalledServiceOptions(hostPaths),
+    await releaseKindsOf(binaryPaths),
   );
+}
+
+/** Whose binaries `current` and last-good name now ({@link releaseKindOf}). */
+export async function releaseKindsOf(binaryPaths: AgentBinaryPaths): Promise<ReleaseKinds> {
+  return {
+    current: await releaseKindOf(binaryPaths.current, process.execPath),
+    lastGood: await releaseKindOf(binaryPaths.lastGood, process.execPath),
+  };
+}
+
+/**
+ * Before the agent unit restarts into what `current` names (after a switch,
+ * a rollback, a recovery): writes the units those binaries expect and
+ * reloads systemd when anything changed, so a Go candidate, a Go last-good
+ * or a downgrade starts under its own release's units, and this product
+ * under its confined ones again. Returns whether anything changed.
+ */
+export async function writeUnitsForBinaries(
+  hostPaths: HostPaths,
+  binaryPaths: AgentBinaryPaths,
+  systemctl: { daemonReload(): Promise<unknown> },
+  log: Logger,
+): Promise<boolean> {
+  // Mid-move the resolved root is the copy, not yet proven to run; the
+  // move's own unit rewrite names it after its verify (as convergeHostInstall).
+  if (await isHostRootMoveUnfinished(hostPaths)) return false;
+  const changed = await writeServiceAssets(await serviceAssetsForHost(hostPaths, binaryPaths), log);
+  if (changed) await systemctl.daemonReload();
+  return changed;
 }
 
 /** Whether any asset is missing or differs byte for byte from what is installed. Reads only. */
