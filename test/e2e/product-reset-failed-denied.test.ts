@@ -56,66 +56,78 @@ describeWithProduct('product: planned restarts with reset-failed refused', () =>
   });
 
   it(`${plannedRestarts} AgentUpgrades and the move's restart in a row never trip the start limit`, async () => {
-    await withHost({ variant: 'plain', name: 'reset-failed-denied' }, async (host) => {
-      await layOutFixture(host, {
-        '/usr/local/sbin/systemctl': { kind: 'file', content: refusingSystemctl, mode: 0o755 },
-        '/etc/systemd/system/aks-flex-node-agent.service.d/start-limit.conf': {
-          kind: 'file',
-          content: '[Unit]\nStartLimitIntervalSec=40\nStartLimitBurst=5\n',
-        },
-      });
-      await switchInOverLegacyRelease(host);
-      await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
-      const linked = await waitForProductStatus(host, (s) => s.startup.gate === 'open', 90_000);
-      expect(linked.hostRoot.state).toBe('linked');
-      const refused = await host.run(['systemctl', 'reset-failed', 'aks-flex-node-agent.service']);
-      expect(refused.exitCode, 'the wrapper refuses reset-failed').toBe(1);
+    await withHost(
+      {
+        variant: 'plain',
+        name: 'reset-failed-denied',
+        // A release before the host root installed its helpers under /usr/local.
+        node: { helperRoot: '/usr/local' },
+      },
+      async (host) => {
+        await layOutFixture(host, {
+          '/usr/local/sbin/systemctl': { kind: 'file', content: refusingSystemctl, mode: 0o755 },
+          '/etc/systemd/system/aks-flex-node-agent.service.d/start-limit.conf': {
+            kind: 'file',
+            content: '[Unit]\nStartLimitIntervalSec=40\nStartLimitBurst=5\n',
+          },
+        });
+        await switchInOverLegacyRelease(host);
+        await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
+        const linked = await waitForProductStatus(host, (s) => s.startup.gate === 'open', 90_000);
+        expect(linked.hostRoot.state).toBe('linked');
+        const refused = await host.run([
+          'systemctl',
+          'reset-failed',
+          'aks-flex-node-agent.service',
+        ]);
+        expect(refused.exitCode, 'the wrapper refuses reset-failed').toBe(1);
 
-      const urls = {
-        first: await copyReleaseIn(host, first, '/var/tmp/first.tar.gz'),
-        second: await copyReleaseIn(host, second, '/var/tmp/second.tar.gz'),
-      };
-      for (let i = 0; i < plannedRestarts; i += 1) {
-        const target = i % 2 === 0 ? second : first;
-        const url = i % 2 === 0 ? urls.second : urls.first;
-        const upgrade = await runAgentUpgrade(host, url, target.sha256);
-        expect(
-          upgrade.result.exitCode,
-          `upgrade ${i + 1}: ${formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result)}`,
-        ).toBe(exitCodes.ok.code);
-        expect(upgrade.operation.state).toBe('succeeded');
-        if (i === 0) {
-          // The move's restart, queued by the upgraded daemon, is a planned restart too.
-          const moved = await waitForProductStatus(
-            host,
-            (s) => s.hostRoot.state === 'installed' && s.startup.gate === 'open',
-            300_000,
-          );
-          expect(moved.startup.move).toBe('moved');
-        } else {
-          await waitForProductStatus(host, (s) => s.startup.gate === 'open', 300_000);
+        const urls = {
+          first: await copyReleaseIn(host, first, '/var/tmp/first.tar.gz'),
+          second: await copyReleaseIn(host, second, '/var/tmp/second.tar.gz'),
+        };
+        for (let i = 0; i < plannedRestarts; i += 1) {
+          const target = i % 2 === 0 ? second : first;
+          const url = i % 2 === 0 ? urls.second : urls.first;
+          const upgrade = await runAgentUpgrade(host, url, target.sha256);
+          expect(
+            upgrade.result.exitCode,
+            `upgrade ${i + 1}: ${formatCommandResult(`agent-upgrade --url ${url}`, upgrade.result)}`,
+          ).toBe(exitCodes.ok.code);
+          expect(upgrade.operation.state).toBe('succeeded');
+          if (i === 0) {
+            // The move's restart, queued by the upgraded daemon, is a planned restart too.
+            const moved = await waitForProductStatus(
+              host,
+              (s) => s.hostRoot.state === 'installed' && s.startup.gate === 'open',
+              300_000,
+            );
+            expect(moved.startup.move).toBe('moved');
+          } else {
+            await waitForProductStatus(host, (s) => s.startup.gate === 'open', 300_000);
+          }
         }
-      }
 
-      await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
-      const status = await productStatus(host);
-      expect(status.version.version).toBe('0.1.0');
-      expect(status.hostRoot.state).toBe('installed');
-      const shown = await runOrThrow(host, [
-        '/usr/bin/systemctl',
-        'show',
-        '-p',
-        'Result',
-        '-p',
-        'NRestarts',
-        'aks-flex-node-agent.service',
-      ]);
-      expect(shown.stdout).toContain('Result=success');
-      const journal = await readJournal(host, 'aks-flex-node-agent.service', 5000);
-      expect(journal).toContain(
-        'queued a restart of the agent unit, spaced to stay inside its start limit',
-      );
-      expect(journal).not.toMatch(/Start request repeated too quickly/);
-    });
+        await waitForUnitState(host, 'aks-flex-node-agent.service', 'active');
+        const status = await productStatus(host);
+        expect(status.version.version).toBe('0.1.0');
+        expect(status.hostRoot.state).toBe('installed');
+        const shown = await runOrThrow(host, [
+          '/usr/bin/systemctl',
+          'show',
+          '-p',
+          'Result',
+          '-p',
+          'NRestarts',
+          'aks-flex-node-agent.service',
+        ]);
+        expect(shown.stdout).toContain('Result=success');
+        const journal = await readJournal(host, 'aks-flex-node-agent.service', 5000);
+        expect(journal).toContain(
+          'queued a restart of the agent unit, spaced to stay inside its start limit',
+        );
+        expect(journal).not.toMatch(/Start request repeated too quickly/);
+      },
+    );
   }, 1_500_000);
 });
