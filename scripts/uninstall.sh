@@ -55,6 +55,9 @@ readonly OVERLAY_LINKS=(geneve0 vxlan0 ipip0 unbounded0 cbr0)
 readonly BRIDGE_CNI_LINK="cni0"
 readonly BRIDGE_CNI_CHAIN=(inet cni_plugins_masquerade masq_checks)
 readonly BRIDGE_CNI_MARKER="net: bridge,"
+# The same network's iptables side (nat): CNI-… chains its commented rules
+# name, and their jumps from POSTROUTING, as the Go reset removes them.
+readonly BRIDGE_CNI_IPTABLES_PARENT=POSTROUTING
 
 readonly EXIT_USAGE=64
 readonly EXIT_TEMPORARY=75
@@ -244,6 +247,36 @@ delete_link() { # NAME
   fi
 }
 
+# The bridge CNI's iptables nat chains: those a rule commented with the
+# network's name appends to or jumps to, each checked to exist (listed) before
+# its jumps from POSTROUTING go (highest line first, as each deletion
+# renumbers the rest), then it is flushed and deleted. Another network's stay.
+remove_bridge_cni_iptables() {
+  local chain line
+  if ! command -v iptables-save >/dev/null 2>&1 || ! command -v iptables >/dev/null 2>&1; then
+    say_warn "iptables is not installed: the bridge CNI iptables chains were not checked"
+    return 0
+  fi
+  for chain in $({ iptables-save -t nat 2>/dev/null || true; } | awk '
+    /name: \\"bridge\\"|name: "bridge"/ {
+      for (i = 1; i < NF; i++) if (($i == "-A" || $i == "-j") && $(i + 1) ~ /^["\047]?CNI-/) {
+        c = $(i + 1); gsub(/["\047]/, "", c); print c
+      }
+    }' | sort -u); do
+    iptables --wait -t nat -n -L "$chain" >/dev/null 2>&1 || continue
+    for line in $(iptables --wait -t nat -L "$BRIDGE_CNI_IPTABLES_PARENT" --line-numbers -n 2>/dev/null |
+      awk -v c="$chain" '$2 == c { print $1 }' | sort -rn); do
+      iptables --wait -t nat -D "$BRIDGE_CNI_IPTABLES_PARENT" "$line" ||
+        say_warn "Could not remove the jump to $chain at $BRIDGE_CNI_IPTABLES_PARENT line $line"
+    done
+    if iptables --wait -t nat -F "$chain" && iptables --wait -t nat -X "$chain"; then
+      say_info "Removed bridge CNI iptables chain: nat $chain"
+    else
+      say_warn "Could not remove the bridge CNI iptables chain nat $chain; remove it with: iptables -t nat -F $chain && iptables -t nat -X $chain"
+    fi
+  done
+}
+
 # LocalDNS, the WireGuard and overlay interfaces, their policy routes and the
 # legacy bridge CNI, as the agent's reset removes them.
 remove_node_network() {
@@ -262,6 +295,7 @@ remove_node_network() {
       nft delete rule "${BRIDGE_CNI_CHAIN[@]}" handle "$handle" && say_info "Removed bridge CNI nft rule: handle $handle"
     done < <({ nft -a list chain "${BRIDGE_CNI_CHAIN[@]}" 2>/dev/null || true; } | sed -n "/${BRIDGE_CNI_MARKER}/s/.*# handle \([0-9][0-9]*\)\$/\1/p")
   fi
+  remove_bridge_cni_iptables
   if ! ip -V >/dev/null 2>&1; then
     say_warn "ip is not installed: no network interface or policy route was checked"
     return 0

@@ -365,6 +365,32 @@ link_names() { ip -o link show | sed 's/^[0-9]*: \([^:@]*\).*/\1/' | sort | tr '
   run ! grep -q "delete table inet" "$CALLS"
 }
 
+@test "issue21 daemon#8.1 the bridge CNI's iptables nat chains and their POSTROUTING jumps go; another network's stay" {
+  if ! command -v iptables >/dev/null 2>&1; then
+    skip "IPTABLES IS NOT INSTALLED: ./run installs it; the removal of the bridge CNI chains is not shown here"
+  fi
+  # As the CNI plugins leave them, in this test's own network namespace.
+  local bridge=CNI-1f2e3d4c5b6a79880a1b2c3d other=CNI-9a8b7c6d5e4f30211a2b3c4d
+  iptables -t nat -N "$bridge"
+  iptables -t nat -N "$other"
+  iptables -t nat -A "$bridge" -d 10.244.0.0/24 -m comment --comment 'name: "bridge" id: "abc"' -j ACCEPT
+  iptables -t nat -A POSTROUTING -s 10.88.0.5/32 -m comment --comment 'name: "podman" id: "x"' -j "$other"
+  iptables -t nat -A POSTROUTING -s 10.244.0.5/32 -m comment --comment 'name: "bridge" id: "abc"' -j "$bridge"
+  iptables -t nat -A POSTROUTING -s 10.244.0.6/32 -m comment --comment 'name: "bridge" id: "def"' -j "$bridge"
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Removed bridge CNI iptables chain: nat $bridge"* ]]
+  run ! iptables -t nat -n -L "$bridge"
+  iptables -t nat -n -L "$other"
+  run -0 iptables -t nat -S POSTROUTING
+  [[ "$output" == *"-j $other"* ]]
+  [[ "$output" != *"$bridge"* ]]
+  # A second run finds nothing and says nothing of it.
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"iptables chain"* ]]
+}
+
 @test "scripts#4.2 daemon#8.1 a dummy localdns goes (where the kernel has dummy links)" {
   if ! ip link add localdns type dummy 2>/dev/null; then
     skip "THIS KERNEL HAS NO DUMMY LINKS: the removal of a real LocalDNS dummy is not shown here (the refusal of a non-dummy is)"

@@ -60,4 +60,12 @@ export const legacyBridgeCni = {
   nftTable: { family: 'inet', name: 'cni_plugins_masquerade' } satisfies NftTable,
   nftChain: 'masq_checks',
   ruleMarker: 'net: bridge,',
+  /**
+   * The iptables (nat) side, as the CNI plugins left it on hosts without nft
+   * masquerading: chains `CNI-…` that a rule commented with the network's
+   * name jumps to or fills, and their jumps from POSTROUTING.
+   */
+  iptablesChainPrefix: 'CNI-',
+  iptablesRuleMarkers: ['name: \\"bridge\\"', 'name: "bridge"'],
+  iptablesParentChain: 'POSTROUTING',
 } as const;

@@ -7,6 +7,7 @@ import {
   type NftTable,
 } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
+import { legacyBridgeIptablesChains } from './ip-network-effects.js';
 import type { IpFamily, NetworkEffects, NetworkLink } from './network-effects.js';
 
 /** What the network clean-up removed, and what it found but left, each with why. */
@@ -25,8 +26,10 @@ export interface NodeNetworkCleanup {
  * 2. WireGuard interfaces `wg51820`–`wg51899` and the overlay interfaces, by name.
  * 3. Policy routing: every rule pointing to a table in the WireGuard range,
  *    then that table's routes, for IPv4 and IPv6.
- * 4. The legacy bridge CNI: its bridge `cni0`, and its rules in the CNI
- *    plugins' nft chain (the table is shared, so only those rules go).
+ * 4. The legacy bridge CNI: its bridge `cni0`, its rules in the CNI
+ *    plugins' nft chain, and its iptables nat chains (`CNI-…` named by its
+ *    commented rules) with their jumps from POSTROUTING. The nft table and
+ *    the nat table are shared, so only the bridge network's rules go.
  *
  * Run only once the machines are stopped: a running machine's network agent
  * would create the interfaces and rules again. Each step lists before it
@@ -79,6 +82,26 @@ export async function cleanUpNodeNetwork(
       done.removed.push(
         `nft rule ${describeTable(legacyBridgeCni.nftTable)} ${legacyBridgeCni.nftChain} handle ${rule.handle}`,
       );
+    }
+  }
+
+  // The same network's iptables side, where its plugins masqueraded with
+  // iptables: only the chains its own commented rules name, and their jumps.
+  const nat = await network.saveIptablesNat();
+  if (nat === undefined) {
+    leave(
+      'iptables nat chains',
+      'iptables is not installed, so the bridge CNI chains were not checked',
+    );
+  } else {
+    const chains = legacyBridgeIptablesChains(
+      nat,
+      legacyBridgeCni.iptablesRuleMarkers,
+      legacyBridgeCni.iptablesChainPrefix,
+    );
+    if (chains.length > 0) {
+      await network.removeIptablesNatChains(legacyBridgeCni.iptablesParentChain, chains);
+      done.removed.push(...chains.map((chain) => `iptables nat chain ${chain}`));
     }
   }
   return done;

@@ -115,7 +115,59 @@ export function createIpNetworkEffects(
       if (result.exitCode !== 0 && !/does not exist/.test(result.stderr))
         failed('ip', flush, result);
     },
+    saveIptablesNat: () =>
+      listing(async () => (await mustSucceed('iptables-save', ['-t', 'nat'])).stdout),
+    removeIptablesNatChains: async (parent, chains) => {
+      const wanted = new Set(chains);
+      const list = ['--wait', '-t', 'nat', '-L', parent, '--line-numbers', '-n'];
+      const jumps = (await mustSucceed('iptables', list)).stdout
+        .split('\n')
+        .map((line) => line.trim().split(/\s+/))
+        .filter((fields) => fields.length >= 2 && wanted.has(fields[1] ?? ''))
+        .map((fields) => Number(fields[0]))
+        .filter((n) => Number.isInteger(n) && n > 0)
+        // Highest first: deleting one renumbers those after it.
+        .sort((a, b) => b - a);
+      for (const line of jumps) {
+        await mustSucceed('iptables', ['--wait', '-t', 'nat', '-D', parent, String(line)]);
+      }
+      for (const chain of chains) {
+        const flush = await run('iptables', ['--wait', '-t', 'nat', '-F', chain]);
+        // Checked, not assumed: only a chain that is verifiably gone excuses a failed flush.
+        if (flush.exitCode !== 0) {
+          const gone =
+            (await run('iptables', ['--wait', '-t', 'nat', '-n', '-L', chain])).exitCode !== 0;
+          if (gone) continue;
+          failed('iptables', ['--wait', '-t', 'nat', '-F', chain], flush);
+        }
+        await mustSucceed('iptables', ['--wait', '-t', 'nat', '-X', chain]);
+      }
+    },
   };
+}
+
+/**
+ * The CNI chains of the legacy bridge network in an `iptables-save -t nat`
+ * listing: every `CNI-…` chain a rule commented with that network's name
+ * appends to (`-A`) or jumps to (`-j`), sorted, as the Go reset finds them.
+ */
+export function legacyBridgeIptablesChains(
+  save: string,
+  markers: readonly string[],
+  prefix: string,
+): string[] {
+  const chains = new Set<string>();
+  for (const line of save.split('\n')) {
+    if (!markers.some((marker) => line.includes(marker))) continue;
+    const fields = line.trim().split(/\s+/);
+    fields.forEach((field, i) => {
+      const next = fields[i + 1];
+      if ((field !== '-A' && field !== '-j') || next === undefined) return;
+      const chain = next.replace(/^["']|["']$/g, '');
+      if (chain.startsWith(prefix)) chains.add(chain);
+    });
+  }
+  return [...chains].sort();
 }
 
 function failed(file: string, args: readonly string[], result: CommandResult): never {

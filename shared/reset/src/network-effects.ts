@@ -43,4 +43,12 @@ export interface NetworkEffects {
   listRoutingTables(family: IpFamily): Promise<number[] | undefined>;
   /** Deletes every policy rule pointing to the table, then flushes its routes. */
   removeRoutingTable(family: IpFamily, table: number): Promise<void>;
+  /** The nat table as `iptables-save -t nat` prints it; undefined without iptables. */
+  saveIptablesNat(): Promise<string | undefined>;
+  /**
+   * Deletes, in the nat table, every rule of `parent` that jumps to one of
+   * `chains`, then flushes and deletes each chain. A chain already gone counts
+   * as deleted.
+   */
+  removeIptablesNatChains(parent: string, chains: readonly string[]): Promise<void>;
 }

@@ -56,8 +56,21 @@ function nodeNetwork(): Partial<FakeNetworkState> {
       ],
     },
     routingTables: { 4: [100, 254, 51820, 51821], 6: [254, 51899] },
+    iptablesNat: iptablesNatOfNode,
   };
 }
+
+/** The nat table where the bridge network's plugins masqueraded with iptables, beside podman's. */
+const iptablesNatOfNode = String.raw`*nat
+:PREROUTING ACCEPT [0:0]
+:POSTROUTING ACCEPT [0:0]
+:CNI-1f2e3d4c5b6a79880a1b2c3d - [0:0]
+:CNI-9a8b7c6d5e4f30211a2b3c4d - [0:0]
+-A POSTROUTING -s 10.244.0.5/32 -m comment --comment "name: "bridge" id: "abc"" -j CNI-1f2e3d4c5b6a79880a1b2c3d
+-A CNI-1f2e3d4c5b6a79880a1b2c3d -d 10.244.0.0/24 -m comment --comment "name: "bridge" id: "abc"" -j ACCEPT
+-A POSTROUTING -s 10.88.0.5/32 -m comment --comment "name: "podman" id: "x"" -j CNI-9a8b7c6d5e4f30211a2b3c4d
+COMMIT
+`;
 
 function machineFiles(paths: HostPaths): string[] {
   return nspawnMachines.flatMap((m) => machineFileList(paths, m));
@@ -92,7 +105,7 @@ describe('resetAgent on a node as the Go releases leave it', () => {
       calls.filter((c) => c.call.startsWith('stop systemd-nspawn@')).every((c) => c.machinePresent),
     ).toBe(true);
     // The network goes only once the machines are gone, and before systemd reloads.
-    const networkCalls = calls.filter((c) => /^(ip|nft) /.test(c.call));
+    const networkCalls = calls.filter((c) => /^(ip|nft|iptables) /.test(c.call));
     expect(networkCalls.every((c) => !c.machinePresent)).toBe(true);
     expect(networkCalls.map((c) => c.call)).toEqual([
       `nft delete table ip ${localDns.nftTable.name}`,
@@ -109,6 +122,8 @@ describe('resetAgent on a node as the Go releases leave it', () => {
       'ip -4 routing table 51821 removed',
       'ip -6 routing table 51899 removed',
       `nft delete rule ${bridgeRules} handle 4`,
+      // The Go reset's iptables side (reset_legacy_cni.go): the bridge network's chain only.
+      'iptables nat POSTROUTING chains removed: CNI-1f2e3d4c5b6a79880a1b2c3d',
     ]);
     expect(order.at(-1)).toBe('daemon-reload');
 
@@ -124,8 +139,11 @@ describe('resetAgent on a node as the Go releases leave it', () => {
     expect(state.nftTables).toEqual([legacyBridgeCni.nftTable, { family: 'inet', name: 'filter' }]);
     expect(state.nftRules[bridgeRules]?.map((r) => r.handle)).toEqual(['7']);
     expect(state.routingTables).toEqual({ 4: [100, 254], 6: [254] });
+    expect(state.iptablesNat).toContain('CNI-9a8b7c6d5e4f30211a2b3c4d');
+    expect(state.iptablesNat).not.toContain('CNI-1f2e3d4c5b6a79880a1b2c3d');
     expect(report.removed).toEqual(
       expect.arrayContaining([
+        'iptables nat chain CNI-1f2e3d4c5b6a79880a1b2c3d',
         nspawnMachineFiles(paths, 'kube1').rootfs,
         'link wg51820',
         'routing table 51899 (IPv6)',
@@ -139,7 +157,9 @@ describe('resetAgent on a node as the Go releases leave it', () => {
     calls.length = 0;
     const second = await resetAgent({ paths, effects, network, log });
     expect(second.removed).toEqual([]);
-    expect(calls.filter((c) => /^(ip|nft) |^stop systemd-nspawn/.test(c.call))).toEqual([]);
+    expect(calls.filter((c) => /^(ip|nft|iptables) |^stop systemd-nspawn/.test(c.call))).toEqual(
+      [],
+    );
   });
 
   it.each([

@@ -104,8 +104,10 @@ export interface FakeNetworkState {
   /** Rules by `family table chain`. */
   nftRules: Record<string, NftRule[]>;
   routingTables: Record<4 | 6, number[]>;
+  /** `iptables-save -t nat` output; its CNI chains go when removed. */
+  iptablesNat: string;
   /** Tools "not installed": their listings resolve undefined. */
-  missing: ('ip' | 'nft')[];
+  missing: ('ip' | 'nft' | 'iptables')[];
 }
 
 /**
@@ -123,6 +125,7 @@ export function fakeEffects(
     nftTables: [],
     nftRules: {},
     routingTables: { 4: [], 6: [] },
+    iptablesNat: '*nat\nCOMMIT\n',
     missing: [],
     ...network,
   };
@@ -167,6 +170,15 @@ export function fakeEffects(
     removeRoutingTable: async (family, table) => {
       await record(`ip -${family} routing table ${table} removed`);
       state.routingTables[family] = state.routingTables[family].filter((t) => t !== table);
+    },
+    saveIptablesNat: () =>
+      Promise.resolve(state.missing.includes('iptables') ? undefined : state.iptablesNat),
+    removeIptablesNatChains: async (parent, chains) => {
+      await record(`iptables nat ${parent} chains removed: ${chains.join(' ')}`);
+      state.iptablesNat = state.iptablesNat
+        .split('\n')
+        .filter((line) => !chains.some((chain) => line.includes(chain)))
+        .join('\n');
     },
   };
   return { effects, network: fakeNetwork, calls, state };

@@ -97,6 +97,8 @@ beforeEach(async () => {
       deleteNftRule: () => Promise.reject(new Error('nothing to delete (fake)')),
       listRoutingTables: () => Promise.resolve([]),
       removeRoutingTable: () => Promise.reject(new Error('nothing to delete (fake)')),
+      saveIptablesNat: () => Promise.resolve('*nat\nCOMMIT\n'),
+      removeIptablesNatChains: () => Promise.reject(new Error('nothing to delete (fake)')),
     },
     runningUnits: [unitNames.agent, unitNames.agentSocket],
     stopDaemon: (reason) => {
