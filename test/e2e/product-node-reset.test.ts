@@ -246,10 +246,15 @@ describeWithProduct(
       (path) => {
         const { refusal } = outcome(path);
         expect(refusal.after['localdns.link']).toBe('bridge');
-        if (path === 'reset')
-          expect(refusal.left).toEqual([
+        if (path === 'reset') {
+          // The e2e rootfs has no iptables: reset says so rather than claim
+          // the bridge CNI's chains were checked (their removal is shown with
+          // real iptables in test/scripts/uninstall.bats and reset-node.test.ts).
+          const noIptables = /^iptables nat chains: iptables is not installed/;
+          expect(refusal.left.filter((left) => !noIptables.test(left))).toEqual([
             expect.stringMatching(/^link localdns: it is a bridge link, not the dummy/),
           ]);
+        }
         expect(refusal.output).toMatch(/localdns/);
       },
     );

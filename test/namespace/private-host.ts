@@ -74,6 +74,37 @@ stand_in_last_good() { # last-good: a stand-in for a release that predates the h
   chmod 0755 /usr/local/lib/aks-flex-node/aks-flex-node-green
   ln -sfn /usr/local/lib/aks-flex-node/aks-flex-node-green /usr/local/lib/aks-flex-node/aks-flex-node-last-good
 }
+# A node as the Go releases leave it (the e2e harness's layOutRealNode, files
+# only: the namespace has no systemd, and its network is loopback alone):
+# kube1/kube2 root filesystems each with a real copy of the agent, their
+# .nspawn settings, service overrides, pre-start hook units and enablement,
+# the LocalDNS unit and helper, and the WireGuard keys. The hooks name the
+# lifecycle helper under ROOT (default /opt/unbounded/agent).
+real_node() { # [ROOT]
+  local root=/opt/unbounded/agent units=/etc/systemd/system m
+  [ $# -eq 0 ] || root=$1
+  for m in kube1 kube2; do
+    install -D -m 0644 /dev/null "/var/lib/machines/$m/etc/os-release"
+    printf 'ID=ubuntu\nVERSION_ID="24.04"\n' > "/var/lib/machines/$m/etc/os-release"
+    install -D -m 0755 "$BINARY" "/var/lib/machines/$m/usr/local/bin/aks-flex-node"
+    install -d "/var/lib/machines/$m/etc/cni/net.d"
+    echo '{"cniVersion":"0.3.1","name":"bridge","type":"bridge","bridge":"cni0"}' > "/var/lib/machines/$m/etc/cni/net.d/99-bridge.conf"
+    install -d /etc/systemd/nspawn "$units/systemd-nspawn@$m.service.d" "$units/machines.target.wants"
+    printf '[Exec]\nBoot=yes\nPrivateUsers=no\n\n[Network]\nVirtualEthernet=no\n' > "/etc/systemd/nspawn/$m.nspawn"
+    sed -e "s#{{machine}}#$m#g" -e "s#{{helper}}#$root/bin/unbounded-agent-nspawn-lifecycle#g" \
+      "$WORKSPACE/systemd/unbounded-agent-regenerate-config@.service" > "$units/unbounded-agent-regenerate-config@$m.service"
+    sed -e "s#{{machine}}#$m#g" -e "s#{{helper}}#$root/bin/unbounded-agent-nspawn-lifecycle#g" \
+      "$WORKSPACE/systemd/systemd-nspawn-override.conf" > "$units/systemd-nspawn@$m.service.d/override.conf"
+    ln -sfn "$units/systemd-nspawn@.service" "$units/machines.target.wants/systemd-nspawn@$m.service"
+  done
+  printf '[Unit]\nBefore=systemd-nspawn@kube1.service systemd-nspawn@kube2.service\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=%s up --interface localdns\nExecStop=%s down\n[Install]\nWantedBy=multi-user.target\n' \
+    "$root/libexec/unbounded-localdns-network" "$root/libexec/unbounded-localdns-network" > "$units/unbounded-localdns-network.service"
+  install -D -m 0700 /dev/null "$root/libexec/unbounded-localdns-network"
+  install -d -m 0700 /etc/wireguard
+  echo 'cHJpdmF0ZS1rZXktb2YtdGhlLW5vZGU=' > /etc/wireguard/server.priv
+  echo 'cHVibGljLWtleS1vZi10aGUtbm9kZQ==' > /etc/wireguard/server.pub
+  chmod 0600 /etc/wireguard/server.priv /etc/wireguard/server.pub
+}
 wait_for_socket() {
   for _ in $(seq 1 100); do [ -S /run/aks-flex-node/agent.sock ] && return 0; sleep 0.1; done
   echo "the daemon's socket never appeared" >&2; return 1

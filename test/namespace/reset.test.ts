@@ -31,6 +31,8 @@ FAKE
 chmod 0755 /run/fakebin/systemctl
 export PATH=/run/fakebin:$PATH
 install_agent
+# Everything a node has besides the agent: reset removes it too.
+real_node
 mkdir -p /etc/aks-flex-node
 echo '{"agent":{"logLevel":"info"}}' > /etc/aks-flex-node/config.json
 chmod 0600 /etc/aks-flex-node/config.json
@@ -64,6 +66,7 @@ state() {
 }
 state > /tmp/end-state
 echo "end_state=$(sha256sum < /tmp/end-state | cut -c1-16)"
+echo "machines_left=$(find /var/lib/machines /etc/systemd/nspawn /etc/wireguard -mindepth 1 2>/dev/null | wc -l)"
 # Reset's calls only: start_daemon polls status, and a status that finds no
 # daemon asks systemd whether the agent unit loads (diagnose-unreachable.ts).
 echo "systemctl=$(grep -v -- '--property=LoadState --value' /run/systemctl.log | paste -sd'|')"
@@ -156,6 +159,19 @@ describe.skipIf(unavailable !== undefined)('reset on a private host', () => {
           '/opt/unbounded/agent/libexec/unbounded-localdns-network',
           '/etc/aks-flex-node/agent-upgrade-signal.json',
           '/etc/aks-flex-node/host-root-agents',
+        ]),
+      );
+    }
+    // The real-shaped node's machines, settings, hooks and keys are gone too.
+    expect(found.machines_left, run.stdout).toBe('0');
+    if (!name.startsWith('twice')) {
+      expect(operation.removed).toEqual(
+        expect.arrayContaining([
+          '/var/lib/machines/kube1',
+          '/var/lib/machines/kube2',
+          '/etc/systemd/nspawn/kube1.nspawn',
+          '/etc/systemd/system/systemd-nspawn@kube2.service.d',
+          '/etc/systemd/system/unbounded-agent-regenerate-config@kube1.service',
         ]),
       );
     }
