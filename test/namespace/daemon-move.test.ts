@@ -9,6 +9,8 @@ describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () 
   it('pass 1 from /usr/local queues its restart; pass 2 from the copy finishes; the seed goes only then', () => {
     const run = runOnPrivateHost(
       String.raw`${legacyHost}
+      # A node an earlier release provisioned: machines, hooks naming its helper under /usr/local.
+      real_node /usr/local
       localdns_install
       run_daemon_until_exit_or_gate pass1 /usr/local/lib/aks-flex-node/aks-flex-node-current
       echo "after1_localdns=$(localdns_helper) $("$(localdns_helper)" up)"
@@ -26,6 +28,9 @@ describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () 
       # "-"), not a machine's usr/local/bin under /var/lib/machines.
       grep -HE '(^|[[:space:]=-])/usr/local' /etc/systemd/system/*.service | sed "s/^/mention: /" || true
       echo "units_naming_usr_local=$(cat /etc/systemd/system/*.service | grep -cE '(^|[[:space:]=-])/usr/local')"
+      # The machines' hooks follow the helper, and each keeps its copy of the agent.
+      echo "after2_hooks=$(grep -ho '^Exec[A-Za-z]*=[^ ]*' /etc/systemd/system/unbounded-agent-regenerate-config@kube1.service /etc/systemd/system/systemd-nspawn@kube2.service.d/override.conf | sort -u | paste -sd' ')"
+      echo "after2_copies=$(for m in kube1 kube2; do cmp -s /var/lib/machines/$m/usr/local/bin/aks-flex-node "$BINARY" && echo -n "$m "; done)"
       echo "after2_localdns=$(localdns_helper) $("$(localdns_helper)" up) $(stat -c %a "$(localdns_helper)")"
       "$(unit_binary)" version >/dev/null && echo after2_unit_runs=yes
       # A host an earlier build moved: its LocalDNS unit still names the helper
@@ -53,6 +58,9 @@ describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () 
       after2_legacy: 'x seed=gone',
       after2_unit: '/opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current record=gone',
       units_naming_usr_local: '0',
+      after2_hooks:
+        'ExecStart=/opt/unbounded/agent/bin/unbounded-agent-nspawn-lifecycle ExecStartPost=/opt/unbounded/agent/bin/unbounded-agent-nspawn-lifecycle',
+      after2_copies: 'kube1 kube2 ',
       after2_localdns:
         '/opt/unbounded/agent/libexec/unbounded-localdns-network localdns-network up 700',
       after2_unit_runs: 'yes',
