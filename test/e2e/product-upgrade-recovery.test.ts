@@ -15,6 +15,7 @@ import {
   runOrThrow,
   waitForServingDaemon,
   waitForUnitState,
+  waitForProductStatus,
   withHost,
 } from './harness/index.js';
 import { expectServingFrom, expectUpgradeSettled, secondsSince } from './upgrade-invariants.js';
@@ -77,6 +78,9 @@ describeWithProduct('product: the recovery unit restores last-good', () => {
     await withHost({ name: 'recovery' }, async (host) => {
       await installProduct(host);
       await waitForUnitState(host, productUnits.agent, 'active');
+      // Once its start sequence has judged (3 s after it serves): a signal
+      // written before that is judged by this daemon, not the restart below.
+      await waitForProductStatus(host, (s) => s.startup.gate === 'open', 60_000);
       const before = statusResponseSchema.parse(await readProductStatus(host));
       // No daemon reads these before the restart below, so their order does not matter here.
       await layOutFixture(host, switchedToBadCandidate);

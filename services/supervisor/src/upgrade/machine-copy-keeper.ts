@@ -64,7 +64,8 @@ export function createMachineCopyKeeper(deps: MachineCopyKeeperDeps): MachineCop
     const layout = agentBinaryPathsUnder(await resolveHostRoot(deps.paths), deps.paths.machinesDir);
     const current = await resolveIfPresent(layout.current);
     if (current === undefined) return undefined;
-    const machine = hint ?? (await findActiveMachine(layout.machinesDir, current));
+    const machine =
+      hint ?? (await findActiveMachine(layout.machinesDir, current, [layout.blue, layout.green]));
     if (machine === undefined) return undefined;
     return { machinesDir: layout.machinesDir, machine, current };
   };

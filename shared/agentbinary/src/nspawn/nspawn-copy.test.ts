@@ -1,4 +1,4 @@
-import { copyFile, mkdir, readFile, readlink, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { judgeStartedUpgrade } from '../upgrade/judge-started-upgrade.js';
@@ -87,6 +87,18 @@ describe('the active nspawn machine, as the Go releases keep it', () => {
     expect(await findActiveMachine(l.paths.machinesDir, l.paths.blue)).toBe('kube1');
     await machineWithCopy(l, 'kube1', l.paths.green);
     await machineWithCopy(l, 'kube2', l.paths.green);
+    expect(await findActiveMachine(l.paths.machinesDir, l.paths.blue)).toBeUndefined();
+  });
+
+  it("with neither copy the running binary's, the one holding a slot's binary is active (an upgrade synced it, its rollback could not)", async () => {
+    const l = await newLayout();
+    await installedLayout(l, 'blue', 'blue');
+    await machineWithCopy(l, 'kube1', l.paths.green);
+    // kube2 keeps an older release's copy, as the Go releases leave an inactive machine.
+    await machineWithCopy(l, 'kube2', l.paths.blue);
+    await writeFile(nspawnCopyPath(l.paths.machinesDir, 'kube2'), '#!/bin/sh\necho older\n');
+    const slots = [l.paths.blue, l.paths.green];
+    expect(await findActiveMachine(l.paths.machinesDir, l.paths.blue, slots)).toBe('kube1');
     expect(await findActiveMachine(l.paths.machinesDir, l.paths.blue)).toBeUndefined();
   });
 });

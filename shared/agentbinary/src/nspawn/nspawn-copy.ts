@@ -27,6 +27,13 @@ export function nspawnCopyPath(machinesDir: string, machine: NspawnMachine): str
 export async function findActiveMachine(
   machinesDir: string,
   runningBinary: string,
+  /**
+   * The other binaries a copy may hold (the blue/green slots): when no copy
+   * is the running binary's, the machine whose copy is one of these is the
+   * one an upgrade synced and a rollback could not write back, while the
+   * inactive machine keeps an older release's copy.
+   */
+  syncedFrom: readonly string[] = [],
 ): Promise<NspawnMachine | undefined> {
   const present: NspawnMachine[] = [];
   for (const machine of nspawnMachines) {
@@ -40,7 +47,16 @@ export async function findActiveMachine(
     if ((await fileSha256(nspawnCopyPath(machinesDir, machine))) === running)
       matching.push(machine);
   }
-  return matching[0];
+  if (matching.length > 0) return matching[0];
+  const others = new Set<string>();
+  for (const binary of syncedFrom) {
+    if (binary !== runningBinary && (await isFile(binary))) others.add(await fileSha256(binary));
+  }
+  const synced: NspawnMachine[] = [];
+  for (const machine of present) {
+    if (others.has(await fileSha256(nspawnCopyPath(machinesDir, machine)))) synced.push(machine);
+  }
+  return synced.length === 1 ? synced[0] : undefined;
 }
 
 /** What {@link syncNspawnCopy} did: nothing to keep (no such machine), already equal, or written. */
