@@ -89,12 +89,9 @@ describeWithProduct('product: the nspawn machine copy of the agent', () => {
       // The machine and its copy exist before the agent starts: the harness
       // laid out the node a Go release provisioned at the host's first boot.
       // kube2, the inactive machine, holds an older release's copy, as on a
-      // node upgraded before (the Go releases keep only the active one). With
-      // both copies equal to the first build, step 4 finds kube2's stale copy
-      // equal to the restored last-good and takes kube2 for the active
-      // machine, so status never names kube1's unwritable copy: the active
-      // machine is inferred from the copies, and nothing records it
-      // (issue 21, left open in the report).
+      // node upgraded before (the Go releases keep only the active one). In
+      // step 4 neither copy is then the restored last-good's: the keeper
+      // finds kube1 by its copy of a slot's binary (it named neither before).
       await runOrThrow(host, [
         '/bin/bash',
         '-c',
