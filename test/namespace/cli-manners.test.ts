@@ -11,6 +11,7 @@ describe.skipIf(unavailable !== undefined)('the command line', () => {
     const commands = [
       'version',
       'status',
+      'operations',
       'host-root',
       'start',
       'agent-upgrade',
