@@ -12,14 +12,14 @@ import {
 import { makeTempDir, permissions } from './test-support.js';
 import { sendBody, serveRoutes, stall } from './test-server.js';
 import type { DownloadProgress } from './throttle-progress.js';
-import { parseUpgradeSource } from './upgrade-source.js';
+import { parseArchiveSource } from './archive-source.js';
 
 describe('downloadArchive', () => {
   it('agentbinary#116 a 200 with the right digest lands as a 0600 temp archive with its hash', async () => {
     const server = await serveRoutes({ '/archive': sendBody(releaseArchive) });
     const tempDir = await makeTempDir();
     const url = `${server.origin}/archive${signedQuery}`;
-    const source = parseUpgradeSource({ url, sha256: `sha256:${releaseDigest.toUpperCase()}` });
+    const source = parseArchiveSource({ url, sha256: `sha256:${releaseDigest.toUpperCase()}` });
     const result = await downloadArchive(source, { tempDir });
     expect(result).toEqual({
       path: result.path,
@@ -35,7 +35,7 @@ describe('downloadArchive', () => {
   it('agentbinary#120 a wrong SHA-256 is refused with both digests shown, and leaves no temp file', async () => {
     const server = await serveRoutes({ '/archive': sendBody(releaseArchive) });
     const tempDir = await makeTempDir();
-    const source = parseUpgradeSource({
+    const source = parseArchiveSource({
       url: `${server.origin}/archive${signedQuery}`,
       sha256: 'ab'.repeat(32),
     });
@@ -51,7 +51,7 @@ describe('downloadArchive', () => {
     const tempDir = await makeTempDir();
     const calls: DownloadProgress[] = [];
     const started = performance.now();
-    await downloadArchive(parseUpgradeSource({ url: `${server.origin}/archive` }), {
+    await downloadArchive(parseArchiveSource({ url: `${server.origin}/archive` }), {
       tempDir,
       onProgress: (progress) => calls.push(progress),
     });
@@ -66,7 +66,7 @@ describe('downloadArchive', () => {
     });
     const tempDir = await makeTempDir();
     const calls: DownloadProgress[] = [];
-    await downloadArchive(parseUpgradeSource({ url: `${server.origin}/archive` }), {
+    await downloadArchive(parseArchiveSource({ url: `${server.origin}/archive` }), {
       tempDir,
       onProgress: (progress) => calls.push(progress),
     });
@@ -81,7 +81,7 @@ describe('downloadArchive', () => {
       },
     });
     const tempDir = await makeTempDir();
-    const source = parseUpgradeSource({ url: `${server.origin}/archive${signedQuery}` });
+    const source = parseArchiveSource({ url: `${server.origin}/archive${signedQuery}` });
     await expectCleanFailure(downloadArchive(source, { tempDir }), tempDir, {
       code: 'FETCH_FAILED',
       words: `download ${server.origin}/archive: terminated`,
@@ -91,7 +91,7 @@ describe('downloadArchive', () => {
   it('a server that never sends the body times out, and leaves no temp file', async () => {
     const server = await serveRoutes({ '/archive': stall() });
     const tempDir = await makeTempDir();
-    const source = parseUpgradeSource({ url: `${server.origin}/archive${signedQuery}` });
+    const source = parseArchiveSource({ url: `${server.origin}/archive${signedQuery}` });
     await expectCleanFailure(downloadArchive(source, { tempDir, timeoutMs: 300 }), tempDir, {
       code: 'FETCH_FAILED',
       words: `download ${server.origin}/archive timed out after 300 ms`,
@@ -105,7 +105,7 @@ describe('downloadArchive', () => {
     setTimeout(() => {
       controller.abort();
     }, 100);
-    const source = parseUpgradeSource({ url: `${server.origin}/archive${signedQuery}` });
+    const source = parseArchiveSource({ url: `${server.origin}/archive${signedQuery}` });
     await expectCleanFailure(
       downloadArchive(source, { tempDir, signal: controller.signal }),
       tempDir,
@@ -119,7 +119,7 @@ describe('downloadArchive', () => {
   it('a refused connection fails with the redacted URL and the socket error as cause', async () => {
     const origin = await findClosedOrigin();
     const tempDir = await makeTempDir();
-    const source = parseUpgradeSource({ url: `${origin}/archive${signedQuery}` });
+    const source = parseArchiveSource({ url: `${origin}/archive${signedQuery}` });
     await expectCleanFailure(downloadArchive(source, { tempDir }), tempDir, {
       code: 'FETCH_FAILED',
       words: `download ${origin}/archive: fetch failed: connect ECONNREFUSED`,
@@ -128,7 +128,7 @@ describe('downloadArchive', () => {
 
   it('a missing download directory fails naming it', async () => {
     const tempDir = path.join(await makeTempDir(), 'missing');
-    const source = parseUpgradeSource({ url: 'http://127.0.0.1:9/archive' });
+    const source = parseArchiveSource({ url: 'http://127.0.0.1:9/archive' });
     await expect(downloadArchive(source, { tempDir })).rejects.toMatchObject({
       code: 'FETCH_FAILED',
       message: expect.stringContaining(`create ${tempDir}/agent-upgrade-`) as unknown,
@@ -141,7 +141,7 @@ describe('downloadArchive', () => {
     ['a zero size limit', { maxBytes: 0 }],
     ['a fractional timeout', { timeoutMs: 1.5 }],
   ])('%s is an INVALID_ARGUMENT', async (_name, override) => {
-    const source = parseUpgradeSource({ url: 'http://127.0.0.1:9/archive' });
+    const source = parseArchiveSource({ url: 'http://127.0.0.1:9/archive' });
     await expect(downloadArchive(source, { tempDir: '/tmp', ...override })).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
     });

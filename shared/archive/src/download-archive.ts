@@ -12,7 +12,7 @@ import {
 import { openLocalArchive } from './open-local-archive.js';
 import { openRemoteArchive } from './open-remote-archive.js';
 import { watchForStall, type StallWatchdog } from './stall-watchdog.js';
-import type { UpgradeSource } from './upgrade-source.js';
+import type { ArchiveSource } from './archive-source.js';
 import { writeArchiveChunks, type ArchiveBody } from './write-archive-chunks.js';
 
 /** A downloaded archive; the caller removes `path` once it is extracted. */
@@ -24,7 +24,7 @@ export interface DownloadedArchive {
 }
 
 /**
- * Fetches the archive a parsed {@link UpgradeSource} names (http, https or a
+ * Fetches the archive a parsed {@link ArchiveSource} names (http, https or a
  * local file URL) into `agent-upgrade-<random>.tar.gz` (mode 0600) in
  * `tempDir`, with the size limit, the timeout and the digest check of spec
  * agentbinary §3.3, and fails a download that receives nothing for
@@ -33,7 +33,7 @@ export interface DownloadedArchive {
  * size, digest) or UPGRADE_FAILED (transport, status, timeout, stall, cancel, I/O).
  */
 export async function downloadArchive(
-  source: UpgradeSource,
+  source: ArchiveSource,
   options: DownloadArchiveOptions,
 ): Promise<DownloadedArchive> {
   const resolved = resolveDownloadOptions(options);
@@ -91,7 +91,7 @@ interface TempArchive {
 }
 
 async function fillTempArchive(
-  source: UpgradeSource,
+  source: ArchiveSource,
   temp: TempArchive,
 ): Promise<{ sha256: string; bytes: number }> {
   try {
@@ -112,7 +112,7 @@ async function fillTempArchive(
   }
 }
 
-function openSource(source: UpgradeSource, temp: TempArchive): Promise<ArchiveBody> {
+function openSource(source: ArchiveSource, temp: TempArchive): Promise<ArchiveBody> {
   return source.url.protocol === 'file:'
     ? openLocalArchive(source.url, temp.resolved.maxBytes)
     : openRemoteArchive(source.url, temp.resolved.maxBytes, temp.signal);

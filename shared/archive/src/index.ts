@@ -4,5 +4,5 @@ export { extractExactMember } from './extract-exact-member.js';
 export { redactUrl } from './redact-url.js';
 export { releaseArch, releaseArchiveMember, releaseArchiveName } from './release-archive-member.js';
 export type { DownloadProgress } from './throttle-progress.js';
-export { parseUpgradeSource } from './upgrade-source.js';
-export type { UpgradeSource } from './upgrade-source.js';
+export { parseArchiveSource } from './archive-source.js';
+export type { ArchiveSource } from './archive-source.js';

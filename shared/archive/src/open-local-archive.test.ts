@@ -10,7 +10,7 @@ import {
   type ExpectedFailure,
 } from './download-test-support.js';
 import { makeTempDir } from './test-support.js';
-import { parseUpgradeSource } from './upgrade-source.js';
+import { parseArchiveSource } from './archive-source.js';
 
 /** A directory holding `release.tar.gz` and a subdirectory `dir`. */
 async function makeLocalSources(): Promise<string> {
@@ -61,7 +61,7 @@ describe('downloadArchive from a file URL', () => {
     const dir = await makeLocalSources();
     const tempDir = await makeTempDir();
     const url = pathToFileURL(path.join(dir, 'release.tar.gz')).href;
-    const result = await downloadArchive(parseUpgradeSource({ url, sha256: releaseDigest }), {
+    const result = await downloadArchive(parseArchiveSource({ url, sha256: releaseDigest }), {
       tempDir,
     });
     expect(result).toMatchObject({ sha256: releaseDigest, bytes: releaseArchive.length });
@@ -71,7 +71,7 @@ describe('downloadArchive from a file URL', () => {
   it.each(refusals)('$name, and leaves no temp file', async (row) => {
     const dir = await makeLocalSources();
     const tempDir = await makeTempDir();
-    const source = parseUpgradeSource({
+    const source = parseArchiveSource({
       url: pathToFileURL(path.join(dir, row.file)).href,
       sha256: row.sha256,
     });

@@ -12,7 +12,7 @@ import {
 } from './download-test-support.js';
 import { makeTempDir } from './test-support.js';
 import { redirectTo, sendBody, serveRoutes, stall, type Route } from './test-server.js';
-import { parseUpgradeSource } from './upgrade-source.js';
+import { parseArchiveSource } from './archive-source.js';
 
 /** A redirect chain /r0 → /r1 → … → /archive of `hops` redirects, each hop carrying the query. */
 function redirectChain(hops: number): Record<string, Route> {
@@ -159,7 +159,7 @@ describe('downloadArchive over http', () => {
     const server = await serveRoutes(row.routes);
     const tempDir = await makeTempDir();
     const url = `${server.origin}${row.start ?? '/archive'}${signedQuery}`;
-    const download = downloadArchive(parseUpgradeSource({ url }), {
+    const download = downloadArchive(parseArchiveSource({ url }), {
       tempDir,
       timeoutMs: 5000,
       ...row.options,
@@ -183,7 +183,7 @@ describe('downloadArchive over http', () => {
       },
     });
     const tempDir = await makeTempDir();
-    const result = await downloadArchive(parseUpgradeSource({ url: `${server.origin}/archive` }), {
+    const result = await downloadArchive(parseArchiveSource({ url: `${server.origin}/archive` }), {
       tempDir,
       stallTimeoutMs: 300,
     });
@@ -196,7 +196,7 @@ describe('downloadArchive over http', () => {
   ])('a chain of 10 redirects is followed, with %s', async (_name, sha256) => {
     const server = await serveRoutes(redirectChain(10));
     const tempDir = await makeTempDir();
-    const source = parseUpgradeSource({ url: `${server.origin}/r0${signedQuery}`, sha256 });
+    const source = parseArchiveSource({ url: `${server.origin}/r0${signedQuery}`, sha256 });
     const result = await downloadArchive(source, { tempDir });
     expect(result.sha256).toBe(releaseDigest);
     expect(server.requests).toHaveLength(11);
@@ -210,7 +210,7 @@ describe('downloadArchive over http', () => {
         '/archive': sendBody(releaseArchive),
       });
       const tempDir = await makeTempDir();
-      const result = await downloadArchive(parseUpgradeSource({ url: `${server.origin}/old` }), {
+      const result = await downloadArchive(parseArchiveSource({ url: `${server.origin}/old` }), {
         tempDir,
       });
       expect(result.bytes).toBe(releaseArchive.length);

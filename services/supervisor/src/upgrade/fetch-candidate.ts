@@ -4,7 +4,7 @@ import {
   extractExactMember,
   releaseArchiveMember,
   type DownloadProgress,
-  type UpgradeSource as ArchiveUrl,
+  type ArchiveSource,
 } from '@aks-flex-node/archive';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
 import {
@@ -77,7 +77,7 @@ async function fetchFromHost(
 }
 
 async function fetchFromArchive(
-  archive: ArchiveUrl,
+  archive: ArchiveSource,
   target: string,
   context: { downloadsDir: string; member: string; events: FetchEvents },
 ): Promise<void> {

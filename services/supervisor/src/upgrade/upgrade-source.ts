@@ -2,10 +2,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openTrustedCandidate, type CandidateTrust } from '@aks-flex-node/agentbinary';
 import type { AgentUpgradeRequest } from '@aks-flex-node/api';
-import {
-  parseUpgradeSource as parseArchiveSource,
-  type UpgradeSource as ArchiveUrl,
-} from '@aks-flex-node/archive';
+import { parseArchiveSource, type ArchiveSource } from '@aks-flex-node/archive';
 import { cleanPath } from '@aks-flex-node/fs';
 import { AgentError } from '@aks-flex-node/log';
 
@@ -16,7 +13,7 @@ import { AgentError } from '@aks-flex-node/log';
  * switched and judged the same way; only fetching differs.
  */
 export type UpgradeSource =
-  | { kind: 'archive'; archive: ArchiveUrl; redactedUrl: string }
+  | { kind: 'archive'; archive: ArchiveSource; redactedUrl: string }
   | { kind: 'binary'; binaryPath: string; redactedUrl: string };
 
 /**

@@ -5,13 +5,13 @@ import { parseSha256 } from './parse-sha256.js';
 import { redactUrl } from './redact-url.js';
 
 /** Where an upgrade's release archive is, as a request names it. */
-export interface UpgradeSourceInput {
+export interface ArchiveSourceInput {
   url: string;
   sha256?: string | undefined;
 }
 
-/** An {@link UpgradeSourceInput} checked and normalised by {@link parseUpgradeSource}. */
-export interface UpgradeSource {
+/** An {@link ArchiveSourceInput} checked and normalised by {@link parseArchiveSource}. */
+export interface ArchiveSource {
   /** An http, https or file URL; a file URL names a local archive (offline hosts). */
   url: URL;
   /** Lowercase hex; absent when the request gave none. */
@@ -26,7 +26,7 @@ export interface UpgradeSource {
  * file URLs need a local absolute path and no query or fragment. Error
  * messages show the URL redacted only. Throws INVALID_ARGUMENT.
  */
-export function parseUpgradeSource(input: UpgradeSourceInput): UpgradeSource {
+export function parseArchiveSource(input: ArchiveSourceInput): ArchiveSource {
   const url = parseUrl(input.url.trim());
   const sha256 = parseSha256(input.sha256);
   const redactedUrl = redactUrl(url);

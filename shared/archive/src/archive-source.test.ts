@@ -2,14 +2,14 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { explainUnfetchableUrl } from './check-remote-url.js';
 import { redactUrl, redactUrlsInText } from './redact-url.js';
-import { parseUpgradeSource } from './upgrade-source.js';
+import { parseArchiveSource } from './archive-source.js';
 
 const digest = '0123456789abcdef'.repeat(4);
 const secret = 'SECRET-TOKEN';
 
-describe('parseUpgradeSource', () => {
+describe('parseArchiveSource', () => {
   it('agentbinary#2 an https URL and a 64-hex digest are accepted', () => {
-    const source = parseUpgradeSource({
+    const source = parseArchiveSource({
       url: `https://example.test/r/a.tar.gz?sig=${secret}`,
       sha256: digest,
     });
@@ -19,19 +19,19 @@ describe('parseUpgradeSource', () => {
   });
 
   it('agentbinary#4 a plain http URL is accepted', () => {
-    expect(parseUpgradeSource({ url: 'http://10.0.0.1:8080/a.tar.gz' }).url.protocol).toBe('http:');
+    expect(parseArchiveSource({ url: 'http://10.0.0.1:8080/a.tar.gz' }).url.protocol).toBe('http:');
   });
 
   it.each([
     ['agentbinary#5 an omitted digest', undefined],
     ['a blank digest', '   '],
   ])('%s is accepted and stays absent', (_name, sha256) => {
-    const source = parseUpgradeSource({ url: 'https://example.test/a.tar.gz', sha256 });
+    const source = parseArchiveSource({ url: 'https://example.test/a.tar.gz', sha256 });
     expect('sha256' in source).toBe(false);
   });
 
   it('a digest is trimmed, loses its sha256: prefix and is lowercased', () => {
-    const source = parseUpgradeSource({
+    const source = parseArchiveSource({
       url: 'https://example.test/a',
       sha256: `  sha256:${digest.toUpperCase()}\n`,
     });
@@ -39,13 +39,13 @@ describe('parseUpgradeSource', () => {
   });
 
   it('the URL is trimmed', () => {
-    expect(parseUpgradeSource({ url: '  https://example.test/a  ' }).url.href).toBe(
+    expect(parseArchiveSource({ url: '  https://example.test/a  ' }).url.href).toBe(
       'https://example.test/a',
     );
   });
 
   it('a file URL names a local archive (this port accepts it for offline hosts; upstream #111 refused it)', () => {
-    const source = parseUpgradeSource({
+    const source = parseArchiveSource({
       url: 'file:///var/tmp/1.2.3/aks-flex-node-linux-amd64.tar.gz',
     });
     expect(source.url.protocol).toBe('file:');
@@ -92,7 +92,7 @@ describe('parseUpgradeSource', () => {
     const input = { url: 'https://example.test/a.tar.gz', ...override };
     let caught: unknown;
     try {
-      parseUpgradeSource(input);
+      parseArchiveSource(input);
     } catch (error) {
       caught = error;
     }
