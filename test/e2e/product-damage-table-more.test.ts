@@ -26,7 +26,7 @@ import {
 const { signalFile, currentLink, lastGoodLink, blueSlot, greenSlot, configDir, operationsDir } =
   productPaths;
 const configFile = path.join(configDir, 'config.json');
-const digestRecord = path.join(configDir, 'host-root-agents');
+const hostRootAgentDigests = path.join(configDir, 'host-root-agents');
 const agentUnit = path.join(productPaths.unitDir, productUnits.agent);
 const backup = '/root/damage-backup';
 
@@ -104,17 +104,17 @@ const rows: readonly Row[] = [
     expectStatus: new RegExp(`EPERM.*to repair: .*run \`chattr -i ${signalFile}\``),
     repairFrom: /run `(chattr -i \S+)`/,
   },
-  { file: 'digest record', damage: 'empty', apply: `: > ${digestRecord}`, serves: true },
+  { file: 'digest record', damage: 'empty', apply: `: > ${hostRootAgentDigests}`, serves: true },
   {
     file: 'digest record',
     damage: 'garbage',
-    apply: `printf 'zz\\x00\\xff not hex' > ${digestRecord}`,
+    apply: `printf 'zz\\x00\\xff not hex' > ${hostRootAgentDigests}`,
     serves: true,
   },
   {
     file: 'digest record',
     damage: 'truncated',
-    apply: `printf '0123456789abcdef' > ${digestRecord}`,
+    apply: `printf '0123456789abcdef' > ${hostRootAgentDigests}`,
     serves: true,
   },
   {
@@ -174,7 +174,7 @@ const saveBackup = `mkdir -p ${backup}; cp -a ${configFile} ${agentUnit} ${backu
 const baseline = `systemctl stop ${productUnits.agentSocket} ${productUnits.agent} || true
 systemctl reset-failed ${productUnits.agent} ${productUnits.agentSocket} || true
 chattr -i ${signalFile} 2>/dev/null || true
-rm -rf ${greenSlot} ${signalFile} ${signalFile}.corrupt-* ${configFile}.corrupt-* ${digestRecord} ${operationsDir}/op-garbage.json*
+rm -rf ${greenSlot} ${signalFile} ${signalFile}.corrupt-* ${configFile}.corrupt-* ${hostRootAgentDigests} ${operationsDir}/op-garbage.json*
 cp -a ${backup}/config.json ${configFile}; cp -a ${backup}/${productUnits.agent} ${agentUnit}
 systemctl daemon-reload
 ln -sfn ${blueSlot} ${currentLink}; ln -sfn ${blueSlot} ${lastGoodLink}`;

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { pollUntil } from '@aks-flex-node/lock';
+import { pollUntil } from '@aks-flex-node/fs';
 import { errnoCode } from '@aks-flex-node/log';
 
 /**

@@ -1,5 +1,5 @@
 import { daemonStartingReason } from '@aks-flex-node/api';
-import { pollUntil } from '@aks-flex-node/lock';
+import { pollUntil } from '@aks-flex-node/fs';
 import { isAgentError } from '@aks-flex-node/log';
 
 /** How long {@link retryWhileStarting} waits, and whom it tells while it does. */

@@ -27,12 +27,8 @@ import {
   unitNames,
 } from '@aks-flex-node/layout';
 import { createLogger, type Logger } from '@aks-flex-node/log';
-import {
-  fileDigest,
-  restoreFileDigests,
-  rewriteNspawnHooks,
-  saveFileDigests,
-} from '@aks-flex-node/nspawn';
+import { fileDigest, restoreFileDigests, saveFileDigests } from '@aks-flex-node/fs';
+import { rewriteNspawnHooks } from '@aks-flex-node/nspawn';
 import { createHost } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
 import { applyDaemonV8Flags } from './daemon-v8-flags.js';
@@ -118,7 +114,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     log,
   });
   const operations = createOperationRegistry();
-  const digestRecord = paths.fileDigests;
+  const fileDigestCache = paths.fileDigestCache;
   const machineCopy = createMachineCopyKeeper({
     paths,
     log: log.child({ op: 'keep-machine-copy' }),
@@ -126,7 +122,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     // By the digests of this boot's earlier starts: a restart reads neither 130 MB file.
     isCopyOf: async (copy, source) => {
       const same = (await fileDigest(copy)) === (await fileDigest(source));
-      await saveFileDigestsForNextStart(digestRecord, log);
+      await saveFileDigestsForNextStart(fileDigestCache, log);
       return same;
     },
     sleep: (ms, signal) => host.sleep(ms, signal),
@@ -238,7 +234,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       // The digests an earlier daemon of this boot took: a restart finds the
       // helper and the executable unchanged by their identity, without reading
       // them (260-390 MB, most of a start's time before this record).
-      await restoreFileDigests(digestRecord);
+      await restoreFileDigests(fileDigestCache);
       await convergeHostInstall({
         paths,
         log,
@@ -283,11 +279,11 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       // the executable's digest by its identity, so nothing is read.
       if (
         rootState === 'linked' &&
-        !(await loadRecordedDigests(paths.digestRecord)).has(await fileDigest(executable))
+        !(await loadRecordedDigests(paths.hostRootAgentDigests)).has(await fileDigest(executable))
       ) {
-        await recordDigest(paths.digestRecord, executable);
+        await recordDigest(paths.hostRootAgentDigests, executable);
       }
-      await saveFileDigestsForNextStart(digestRecord, log);
+      await saveFileDigestsForNextStart(fileDigestCache, log);
     },
     startSequence: (stopped) =>
       runStartSequence(

@@ -2,6 +2,15 @@
 export { canonicalPath } from './canonical-path.js';
 export { checkBinaryRuns } from './check-binary-runs.js';
 export { cleanPath } from './clean-path.js';
+export {
+  fileDigest,
+  fileIdentity,
+  isRecordedCopy,
+  rememberCopy,
+  restoreFileDigests,
+  saveFileDigests,
+} from './file-digests.js';
+export type { FileIdentity } from './file-digests.js';
 export { fileSha256 } from './file-sha256.js';
 export { installFile, installOpenFile } from './install-file.js';
 export { corruptStampOf, linkAside } from './link-aside.js';
@@ -18,6 +27,8 @@ export { removeOwnedTree } from './remove-owned-tree.js';
 export { findTemporaryFiles, removeTemporaryFiles } from './remove-temporary-files.js';
 export { replaceSymlinkAtomic } from './replace-symlink-atomic.js';
 export { mountFacts } from './mount-facts.js';
+export { pollUntil } from './poll-until.js';
+export type { PollClock } from './poll-until.js';
 export type { MountFacts, MountFactsOptions } from './mount-facts.js';
 export { syncDirectory } from './sync-directory.js';
 export { syncFilesystem } from './sync-filesystem.js';

@@ -39,7 +39,7 @@ export interface HostPaths {
   /** The pending AgentUpgrade signal. Not under the root: it must survive a rollback. */
   readonly signalFile: string;
   /** Digests of every daemon binary that ran on a linked host. */
-  readonly digestRecord: string;
+  readonly hostRootAgentDigests: string;
   /** Units live where systemd looks, and `/etc` is writable even when `/usr` is not. */
   readonly unitDir: string;
   /** Runtime state: the socket and the activation lock. Gone at reboot, on purpose. */
@@ -111,7 +111,7 @@ export interface HostPaths {
   /** Where unbounded-net keeps the node's WireGuard keys; reset removes the two it writes. */
   readonly wireguardDir: string;
   /** Digests of the helper and the executables by file identity, for the next start of this boot (a reboot clears it). */
-  readonly fileDigests: string;
+  readonly fileDigestCache: string;
   /**
    * The `token` command's cache of access tokens (one 0600 file per
    * credential and scope), so the kubelet's frequent exec-credential calls do
@@ -145,7 +145,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     configFile: path.join(configDir, 'config.json'),
     configLastGood: configLastGoodFor(path.join(configDir, 'config.json')),
     signalFile: path.join(configDir, 'agent-upgrade-signal.json'),
-    digestRecord: path.join(configDir, 'host-root-agents'),
+    hostRootAgentDigests: path.join(configDir, 'host-root-agents'),
     unitDir: at('/etc/systemd/system'),
     runDir,
     socket: path.join(runDir, 'agent.sock'),
@@ -167,7 +167,7 @@ export function hostPathsUnder(prefix: string): HostPaths {
     machinesDir: at('/var/lib/machines'),
     nspawnConfigDir: at('/etc/systemd/nspawn'),
     wireguardDir: at('/etc/wireguard'),
-    fileDigests: path.join(runDir, 'file-digests.json'),
+    fileDigestCache: path.join(runDir, 'file-digests.json'),
     tokenCacheDir: path.join(runDir, 'token-cache'),
     arcChallengeDir: at('/var/opt/azcmagent/tokens'),
   };

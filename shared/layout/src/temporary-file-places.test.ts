@@ -27,11 +27,11 @@ describe('temporaryFilePlaces (issue 22 item 5)', () => {
     ['the config', paths.configFile],
     ["the config's last-good copy", paths.configLastGood],
     ['the signal', paths.signalFile],
-    ['the digest record', paths.digestRecord],
+    ['the digest record', paths.hostRootAgentDigests],
     ['the agent unit', path.join(paths.unitDir, unitNames.agent)],
     ['the LocalDNS unit', path.join(paths.unitDir, unitNames.localDnsNetwork)],
     ['an operation record', path.join(paths.operationsDir, 'op-1.json')],
-    ['the file digests', paths.fileDigests],
+    ['the file digests', paths.fileDigestCache],
     ["a machine's copy", '/host/var/lib/machines/kube2/usr/local/bin/aks-flex-node'],
   ])('issue22#5 %s is swept', (_case, file) => {
     expect(isSwept(file)).toBe(true);

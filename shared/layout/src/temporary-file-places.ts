@@ -65,7 +65,7 @@ export function temporaryFilePlaces(paths: HostPaths): TemporaryFilePlace[] {
     place(paths.parent, [path.basename(paths.root)]),
     place(
       paths.configDir,
-      inDir([paths.configFile, paths.configLastGood, paths.signalFile, paths.digestRecord]),
+      inDir([paths.configFile, paths.configLastGood, paths.signalFile, paths.hostRootAgentDigests]),
     ),
     place(paths.unitDir, Object.values(unitNames)),
     {
@@ -73,7 +73,7 @@ export function temporaryFilePlaces(paths: HostPaths): TemporaryFilePlace[] {
       isProductFile: (name) => name.endsWith('.json'),
       mayBeReadOnly: false,
     },
-    place(paths.runDir, inDir([paths.fileDigests])),
+    place(paths.runDir, inDir([paths.fileDigestCache])),
     ...nspawnMachines.map((machine) =>
       place(path.join(paths.machinesDir, machine, 'usr/local/bin'), ['aks-flex-node']),
     ),

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import lockfile from 'proper-lockfile';
-import { pollUntil } from './poll-until.js';
+import { pollUntil } from '@aks-flex-node/fs';
 import { AgentError, isNotFound, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import { tryFlock } from './flock.js';
 import { heldLockRefusal } from './held-lock-refusal.js';

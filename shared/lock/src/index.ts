@@ -6,8 +6,6 @@ export {
 } from './activation-lock.js';
 export { holdSingleInstance } from './single-instance.js';
 export type { SingleInstanceGuard } from './single-instance.js';
-export { pollUntil } from './poll-until.js';
-export type { PollClock } from './poll-until.js';
 export type { ActivationLock, RetryWhileBusyOptions } from './activation-lock.js';
 export type { ActivationLockOptions } from './activation-lock-options.js';
 export { tryFlock } from './flock.js';

@@ -9,6 +9,5 @@ export type { NspawnHookFiles } from './nspawn-hook-files.js';
 export { renderNspawnHooks } from './render-nspawn-hooks.js';
 export { machinesWithHooks, rewriteNspawnHooks } from './rewrite-nspawn-hooks.js';
 export type { RewriteNspawnHooksOptions, RewrittenNspawnHooks } from './rewrite-nspawn-hooks.js';
-export { fileDigest, restoreFileDigests, saveFileDigests } from './file-digests.js';
 export { rewriteLocalDnsUnit } from './rewrite-local-dns-unit.js';
 export type { RewrittenLocalDnsUnit } from './rewrite-local-dns-unit.js';

@@ -2,11 +2,17 @@ import { lstat, realpath } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
-import { installFile, linkThroughTemp, makeIoError } from '@aks-flex-node/fs';
+import {
+  fileIdentity,
+  installFile,
+  isRecordedCopy,
+  linkThroughTemp,
+  makeIoError,
+  rememberCopy,
+} from '@aks-flex-node/fs';
 import { resolveHostRoot, type HostRootPaths } from '@aks-flex-node/hostroot';
 import { nspawnLifecycleFile } from '@aks-flex-node/layout';
 import { isNotFound, type Logger } from '@aks-flex-node/log';
-import { fileIdentity, isRecordedCopy, rememberCopy } from './file-digests.js';
 import { sameBytes } from './same-bytes.js';
 
 /** The helper's path under a resolved root. */

@@ -106,7 +106,7 @@ describe('resetAgent', () => {
     await expectResetEndState(paths, parentBefore);
     expect(first.keptBinary).toBe(keptBinary(paths));
     expect(first.removed).toContain(path.join(paths.unitDir, unitNames.agent));
-    expect(first.removed).toContain(paths.digestRecord);
+    expect(first.removed).toContain(paths.hostRootAgentDigests);
     // The restart is cancelled and everything stopped before any path is removed.
     const beforeRemoval = calls.filter((c) => c.agentUnitPresent).map((c) => c.call);
     expect(beforeRemoval).toEqual([

@@ -39,7 +39,7 @@ export function resetTargets(paths: HostPaths): string[] {
     // and a stale signal would make the next install's daemon roll it back.
     paths.signalFile,
     // Digests of daemons that ran on a linked host: a rejoin starts a new record.
-    paths.digestRecord,
+    paths.hostRootAgentDigests,
     // unbounded-net's WireGuard keys (spec daemon 8.1, "network"): a rejoin makes new ones.
     ...wireguardKeyFiles.map((file) => path.join(paths.wireguardDir, file)),
   ];

@@ -79,7 +79,7 @@ export async function installUnitsAndState(paths: HostPaths, firstBoot = true): 
   const units = Object.values(unitNames).filter((u) => firstBoot || u !== unitNames.bootstrap);
   for (const unit of units) await put(path.join(paths.unitDir, unit), '[Unit]\n');
   await put(paths.signalFile, '{"operationName":"upgrade-1"}\n', 0o600);
-  await put(paths.digestRecord, 'sha256:00\n', 0o600);
+  await put(paths.hostRootAgentDigests, 'sha256:00\n', 0o600);
 }
 
 /** An unfinished move: the root holds copies and the marker, the staging copy is beside it. */

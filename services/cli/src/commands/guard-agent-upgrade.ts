@@ -9,7 +9,7 @@ import {
 } from '@aks-flex-node/agentbinary';
 import { exitCodeFor, exitCodes } from '@aks-flex-node/api';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
-import { pollUntil } from '@aks-flex-node/lock';
+import { pollUntil } from '@aks-flex-node/fs';
 import { AgentError, createLogger, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import { createHost, type Host } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';

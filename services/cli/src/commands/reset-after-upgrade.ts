@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { PollClock } from '@aks-flex-node/lock';
+import { type PollClock } from '@aks-flex-node/fs';
 import { isAgentError } from '@aks-flex-node/log';
 import { unjudgedUpgradeRefusal } from '@aks-flex-node/reset';
 

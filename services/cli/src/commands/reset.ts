@@ -7,7 +7,7 @@ import {
 } from '@aks-flex-node/api';
 import { readOperationRecord } from '@aks-flex-node/agentbinary';
 import { hostPaths, stopAgentCommand } from '@aks-flex-node/layout';
-import { pollUntil } from '@aks-flex-node/lock';
+import { pollUntil } from '@aks-flex-node/fs';
 import { AgentError, createLogger, isAgentError, type Logger } from '@aks-flex-node/log';
 import {
   describeResetPhase,

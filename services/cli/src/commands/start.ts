@@ -1,9 +1,9 @@
 import { convergeHostInstall } from '@aks-flex-node/agentbinary';
 import { createApiClient, type StatusResponse } from '@aks-flex-node/api';
 import { defaultAgentConfig, readAgentConfig, readConfigFile } from '@aks-flex-node/config';
-import { exists, writeFileAtomic } from '@aks-flex-node/fs';
+import { exists, pollUntil, writeFileAtomic } from '@aks-flex-node/fs';
 import { agentUnits, hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
-import { pollUntil, withActivationLock } from '@aks-flex-node/lock';
+import { withActivationLock } from '@aks-flex-node/lock';
 import { AgentError, isAgentError, type Logger } from '@aks-flex-node/log';
 import { createHost, type Host } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';

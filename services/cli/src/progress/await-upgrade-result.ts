@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isTerminalOperationState, type Operation } from '@aks-flex-node/api';
-import type { PollClock } from '@aks-flex-node/lock';
+import { type PollClock } from '@aks-flex-node/fs';
 import { AgentError, isAgentError, messageOf, type ErrorCode } from '@aks-flex-node/log';
 import { agentCommand } from '../agent-command.js';
 

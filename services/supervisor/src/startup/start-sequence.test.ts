@@ -39,7 +39,7 @@ async function linkedHost(): Promise<{ paths: HostPaths; green: string; blue: st
   await symlink(blue, path.join(lib, 'aks-flex-node-last-good'));
   await mkdir(path.dirname(paths.root), { recursive: true });
   await symlink(paths.legacy, paths.root);
-  await mkdir(path.dirname(paths.digestRecord), { recursive: true });
+  await mkdir(path.dirname(paths.hostRootAgentDigests), { recursive: true });
   return { paths, green, blue };
 }
 
@@ -107,8 +107,8 @@ const running = () => new AbortController().signal;
 describe('runStartSequence', () => {
   it('a daemon stopped while it judged (a reset stops it, then sweeps) moves nothing afterwards', async () => {
     const { paths, green, blue } = await linkedHost();
-    await recordDigest(paths.digestRecord, blue);
-    await recordDigest(paths.digestRecord, green);
+    await recordDigest(paths.hostRootAgentDigests, blue);
+    await recordDigest(paths.hostRootAgentDigests, green);
     const host = fakeMoveHost(green);
     const stop = new AbortController();
     const d = deps(paths, host, {
@@ -126,8 +126,8 @@ describe('runStartSequence', () => {
 
   it('a daemon stopped while its judgement waits for a busy lock stops waiting at once, moves nothing and does not retry', async () => {
     const { paths, green, blue } = await linkedHost();
-    await recordDigest(paths.digestRecord, blue);
-    await recordDigest(paths.digestRecord, green);
+    await recordDigest(paths.hostRootAgentDigests, blue);
+    await recordDigest(paths.hostRootAgentDigests, green);
     const host = fakeMoveHost(green);
     // Another process's activation (an offline recovery, say) holds the lock.
     const other = await acquireActivationLock({
@@ -172,7 +172,7 @@ describe('runStartSequence', () => {
 
   it('a linked host whose last-good never recorded itself stays linked; the gate opens with the reason', async () => {
     const { paths, green } = await linkedHost();
-    await recordDigest(paths.digestRecord, green);
+    await recordDigest(paths.hostRootAgentDigests, green);
     const d = deps(paths, fakeMoveHost(green));
     expect(await runStartSequence(d, running())).toBeUndefined();
     expect(await hostRootState(paths)).toBe('linked');
@@ -185,7 +185,7 @@ describe('runStartSequence', () => {
 
   it('pass 1 queues the restart and holds the gate; not replaced in time, it asks to exit after two minutes', async () => {
     const { paths, green, blue } = await linkedHost();
-    await recordDigest(paths.digestRecord, blue);
+    await recordDigest(paths.hostRootAgentDigests, blue);
     const host = fakeMoveHost(green);
     const d = deps(paths, host);
     const reason = await runStartSequence(d, running());
@@ -201,7 +201,7 @@ describe('runStartSequence', () => {
 
   it('a stop while holding ends the wait without asking to exit non-zero', async () => {
     const { paths, green, blue } = await linkedHost();
-    await recordDigest(paths.digestRecord, blue);
+    await recordDigest(paths.hostRootAgentDigests, blue);
     const stop = new AbortController();
     const d = deps(paths, fakeMoveHost(green), {
       sleep: (_ms, signal) =>
@@ -218,7 +218,7 @@ describe('runStartSequence', () => {
 
   it('pass 2 from the copy finishes the move, removes the legacy seed, and opens the gate', async () => {
     const { paths, green, blue } = await linkedHost();
-    await recordDigest(paths.digestRecord, blue);
+    await recordDigest(paths.hostRootAgentDigests, blue);
     const host = fakeMoveHost(green);
     await runStartSequence(deps(paths, host), running());
     host.exe = path.join(paths.root, 'lib/aks-flex-node/aks-flex-node-green');
@@ -235,7 +235,7 @@ describe('runStartSequence', () => {
 
   it('a swap whose restart could not be queued keeps the gate shut and exits after the hold', async () => {
     const { paths, green, blue } = await linkedHost();
-    await recordDigest(paths.digestRecord, blue);
+    await recordDigest(paths.hostRootAgentDigests, blue);
     const host = fakeMoveHost(green);
     host.restartError = new AgentError('SYSTEMD_FAILED', 'systemctl restart failed');
     const d = deps(paths, host);
@@ -247,7 +247,7 @@ describe('runStartSequence', () => {
 
   it('an unfinished move found at start (pass 2 fails midway) keeps the gate shut', async () => {
     const { paths, green, blue } = await linkedHost();
-    await recordDigest(paths.digestRecord, blue);
+    await recordDigest(paths.hostRootAgentDigests, blue);
     const host = fakeMoveHost(green);
     await runStartSequence(deps(paths, host), running());
     host.exe = path.join(paths.root, 'lib/aks-flex-node/aks-flex-node-green');
@@ -264,7 +264,7 @@ describe('runStartSequence', () => {
 
   it('an activation holding the lock means no move this start; the gate opens', async () => {
     const { paths, green, blue } = await linkedHost();
-    await recordDigest(paths.digestRecord, blue);
+    await recordDigest(paths.hostRootAgentDigests, blue);
     const host = fakeMoveHost(green);
     const d = deps(paths, host, {
       queue: {
@@ -279,7 +279,7 @@ describe('runStartSequence', () => {
 
   it('issue22 a judgement that fails is retried after 10 s, then a growing wait, before anything moves', async () => {
     const { paths, green, blue } = await linkedHost();
-    await recordDigest(paths.digestRecord, blue);
+    await recordDigest(paths.hostRootAgentDigests, blue);
     let calls = 0;
     const d = deps(paths, fakeMoveHost(green), {
       judge: () => {
@@ -296,7 +296,7 @@ describe('runStartSequence', () => {
 
   it('issue22 a rollback that cannot finish says in status what failed and what repairs it, while it retries', async () => {
     const { paths, green, blue } = await linkedHost();
-    await recordDigest(paths.digestRecord, blue);
+    await recordDigest(paths.hostRootAgentDigests, blue);
     const seen: (string | undefined)[] = [];
     let calls = 0;
     const d = deps(paths, fakeMoveHost(green), {
@@ -330,7 +330,7 @@ describe('runStartSequence', () => {
 
   it('issue21 once no upgrade is pending the machine copy is kept, and the gate does not wait for it', async () => {
     const { paths, green, blue } = await linkedHost();
-    await recordDigest(paths.digestRecord, blue);
+    await recordDigest(paths.hostRootAgentDigests, blue);
     let kept = 0;
     const d = deps(paths, fakeMoveHost(green), {
       keepMachineCopy: () => {
@@ -344,7 +344,7 @@ describe('runStartSequence', () => {
 
   it('a signal still pending after the judgement (recovery queued) keeps the gate shut with no deadline and moves nothing', async () => {
     const { paths, green, blue } = await linkedHost();
-    await recordDigest(paths.digestRecord, blue);
+    await recordDigest(paths.hostRootAgentDigests, blue);
     await writeFile(
       paths.signalFile,
       JSON.stringify({ operationName: 'op-1', candidatePath: green, previousPath: blue }),
@@ -367,7 +367,7 @@ describe('runStartSequence', () => {
 
   it('issue22#2 status says what the start does: no pending upgrade is claimed when none is, and a corrupt signal set aside is named once the gate opens', async () => {
     const { paths, green, blue } = await linkedHost();
-    await recordDigest(paths.digestRecord, blue);
+    await recordDigest(paths.hostRootAgentDigests, blue);
     const reasons: (string | undefined)[] = [];
     const d = deps(paths, fakeMoveHost(green));
     d.judge = () => {

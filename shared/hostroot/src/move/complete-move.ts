@@ -80,7 +80,7 @@ async function removeLegacyFiles(
     },
   });
   // Only a linked host reads the record, and this one is no longer linked.
-  await removeOwned(paths.digestRecord);
+  await removeOwned(paths.hostRootAgentDigests);
   failpoint(failpoints.moveRecordRemoved);
   await removeIfExists(movingMarkerOf(paths));
   failpoint(failpoints.moveMarkerRemoved);

@@ -7,7 +7,7 @@ import type { HostRootPaths } from '../host-root-paths.js';
  */
 export interface HostRootMovePaths extends HostRootPaths {
   /** Digests of the daemon binaries that ran on a linked host; the move deletes it when done. */
-  readonly digestRecord: string;
+  readonly hostRootAgentDigests: string;
   /** The AgentUpgrade signal: while it exists an upgrade is unreported, and the host is not moved. */
   readonly signalFile: string;
 }

@@ -11,7 +11,7 @@ import { checkMoveReadiness, type MoveReadiness } from './move-readiness.js';
 async function recordedHost(): Promise<MoveLayout> {
   const l = withMovePaths(await legacyHost());
   await recordBlue(l);
-  await recordDigest(l.move.digestRecord, fromLegacy(l));
+  await recordDigest(l.move.hostRootAgentDigests, fromLegacy(l));
   return l;
 }
 
@@ -36,7 +36,7 @@ const cases: Record<string, [(l: MoveLayout) => Promise<void>, MoveReadiness]> =
     { ready: false, reason: 'the current binary does not resolve: ' },
   ],
   'hostroot#56 an empty record: the current binary predates the host root': [
-    (l) => writeFile(l.move.digestRecord, ''),
+    (l) => writeFile(l.move.hostRootAgentDigests, ''),
     { ready: false, reason: 'predates the host root; the move follows the next AgentUpgrade' },
   ],
 };
@@ -56,7 +56,7 @@ describe('checkMoveReadiness', () => {
 
   it('hostroot#57 a signal path under a file cannot be inspected: an error naming it', async () => {
     const l = await recordedHost();
-    const move = { ...l.move, signalFile: path.join(l.move.digestRecord, 'signal') };
+    const move = { ...l.move, signalFile: path.join(l.move.hostRootAgentDigests, 'signal') };
     await expect(checkMoveReadiness(move)).rejects.toThrow(`inspect ${move.signalFile}`);
   });
 });

@@ -58,7 +58,7 @@ export async function judgeMoveReadiness(
   targets: MoveSlots & { ready: true },
   digests: ReadonlyMap<string, string>,
 ): Promise<MoveReadiness> {
-  const recorded = await loadRecordedDigests(paths.digestRecord);
+  const recorded = await loadRecordedDigests(paths.hostRootAgentDigests);
   for (const [slot, target] of targets.targets) {
     const digest = digests.get(target);
     if (digest === undefined) throw makeIoError('judge', target, new Error('it was not hashed'));

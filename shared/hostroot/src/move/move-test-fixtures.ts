@@ -32,7 +32,7 @@ export function withMovePaths(layout: Layout): MoveLayout {
   return Object.assign(layout, {
     move: {
       ...layout.paths,
-      digestRecord: path.join(etc, 'host-root-agents'),
+      hostRootAgentDigests: path.join(etc, 'host-root-agents'),
       signalFile: path.join(etc, 'agent-upgrade-signal.json'),
     },
   });
@@ -115,7 +115,7 @@ export const fromRoot = (l: Layout): string => path.join(l.root, greenSlotFile);
 
 /** Records blue's digest as if it had run here: both slots are then known. */
 export async function recordBlue(l: MoveLayout): Promise<void> {
-  await recordDigest(l.move.digestRecord, path.join(l.legacy, blueSlotFile));
+  await recordDigest(l.move.hostRootAgentDigests, path.join(l.legacy, blueSlotFile));
 }
 
 export function runMove(
@@ -154,7 +154,7 @@ export async function assertRestarting(
     rewritesBefore: host.rewrites.length - 1,
   });
   expect(await legacyLayoutPresent(l)).not.toContain(false);
-  expect(await kindAt(l.move.digestRecord)).toBe('file');
+  expect(await kindAt(l.move.hostRootAgentDigests)).toBe('file');
   expect(await kindAt(l.staging)).toBe('missing');
 }
 
@@ -165,7 +165,7 @@ async function assertMoved(l: MoveLayout): Promise<void> {
   expect(await kindAt(path.join(l.legacy, managedBinaryDir))).toBe('missing');
   expect(await readFile(path.join(l.legacy, 'bin/other-tool'), 'utf8')).toBe('other');
   expect(await kindAt(path.join(l.legacy, 'bin'))).toBe('directory');
-  expect(await kindAt(l.move.digestRecord)).toBe('missing');
+  expect(await kindAt(l.move.hostRootAgentDigests)).toBe('missing');
   expect(await kindAt(path.join(l.root, '.moving'))).toBe('missing');
   expect(await realpath(path.join(l.root, currentLinkFile))).toBe(
     path.join(await realpath(l.root), greenSlotFile),

@@ -65,7 +65,9 @@ const cases: Record<string, () => Promise<MoveLayout>> = {
       expect(host.rewrites).toHaveLength(0);
       expect(host.restarts).toBe(0);
       await assertStillLinked(l);
-      const fields = (await readFile(l.move.digestRecord, 'utf8')).split(/\s+/).filter(Boolean);
+      const fields = (await readFile(l.move.hostRootAgentDigests, 'utf8'))
+        .split(/\s+/)
+        .filter(Boolean);
       expect(fields).toEqual([await fileSha256(at(l, greenSlotFile))]);
       return l;
     },
@@ -202,7 +204,7 @@ const cases: Record<string, () => Promise<MoveLayout>> = {
     expect(host.rewrites).toHaveLength(0);
     expect(host.relabels).toHaveLength(0);
     await assertStillLinked(l);
-    expect(await kindAt(l.move.digestRecord)).toBe('file');
+    expect(await kindAt(l.move.hostRootAgentDigests)).toBe('file');
     return l;
   },
   'hostroot#66 a failing noexec probe is an error and the host stays linked': async () => {
@@ -233,7 +235,7 @@ const cases: Record<string, () => Promise<MoveLayout>> = {
       expect(host.rewrites).toHaveLength(1);
       expect(host.rewrites[0]!.root).toBe(l.legacy);
       await assertStillLinked(l);
-      expect(await kindAt(l.move.digestRecord)).toBe('file');
+      expect(await kindAt(l.move.hostRootAgentDigests)).toBe('file');
       host.verifyError = undefined;
       await assertRestarting(l, host, await runMove(l, host));
       await finish(l, host);
@@ -270,17 +272,17 @@ const cases: Record<string, () => Promise<MoveLayout>> = {
     const l = withMovePaths(await legacyHost());
     const first = at(l, blueSlotFile);
     const second = at(l, greenSlotFile);
-    await recordDigest(l.move.digestRecord, first);
-    const written = (await stat(l.move.digestRecord)).mtimeMs;
-    await recordDigest(l.move.digestRecord, first);
-    expect((await stat(l.move.digestRecord)).mtimeMs).toBe(written);
-    await recordDigest(l.move.digestRecord, second);
-    const text = await readFile(l.move.digestRecord, 'utf8');
+    await recordDigest(l.move.hostRootAgentDigests, first);
+    const written = (await stat(l.move.hostRootAgentDigests)).mtimeMs;
+    await recordDigest(l.move.hostRootAgentDigests, first);
+    expect((await stat(l.move.hostRootAgentDigests)).mtimeMs).toBe(written);
+    await recordDigest(l.move.hostRootAgentDigests, second);
+    const text = await readFile(l.move.hostRootAgentDigests, 'utf8');
     const fields = text.split(/\s+/).filter(Boolean);
     expect(fields).toHaveLength(2);
     expect(fields).toEqual([...fields].sort());
     expect(text.endsWith('\n')).toBe(true);
-    expect(permissions((await stat(l.move.digestRecord)).mode)).toBe(0o600);
+    expect(permissions((await stat(l.move.hostRootAgentDigests)).mode)).toBe(0o600);
     return l;
   },
 };
@@ -318,7 +320,7 @@ describe('reconcileHostRootMove leaves other hosts alone', () => {
     expect(host.rewrites).toHaveLength(0);
     expect(host.relabels).toHaveLength(0);
     expect(host.verifies).toHaveLength(0);
-    expect(await kindAt(l.move.digestRecord)).toBe('missing');
+    expect(await kindAt(l.move.hostRootAgentDigests)).toBe('missing');
     expect(await hostRootState(l.paths)).toBe(before);
   });
 });
@@ -327,8 +329,8 @@ describe('reconcileHostRootMove while moving', () => {
   it('hostroot#58 a resumed move records no digest: only a linked host reads the record', async () => {
     const { l, host } = await readyHost();
     await swapInCopy(l.paths, log, hostLayoutFiles());
-    await rm(l.move.digestRecord);
+    await rm(l.move.hostRootAgentDigests);
     expect(await runMove(l, host)).toEqual({ kind: 'restart-queued' });
-    expect(await kindAt(l.move.digestRecord)).toBe('missing');
+    expect(await kindAt(l.move.hostRootAgentDigests)).toBe('missing');
   });
 });

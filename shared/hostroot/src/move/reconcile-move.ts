@@ -110,7 +110,7 @@ async function moveLinkedHost(
     throw hashed.reason;
   }
   // Before readiness: the running binary then always counts as known.
-  await addRecordedDigest(paths.digestRecord, hashed.value.get(self) as string);
+  await addRecordedDigest(paths.hostRootAgentDigests, hashed.value.get(self) as string);
   failpoint(failpoints.moveDigestRecorded);
   const readiness = slots.ready ? await judgeMoveReadiness(paths, slots, hashed.value) : slots;
   if (!readiness.ready) {

@@ -1,6 +1,8 @@
 import { readFile, stat } from 'node:fs/promises';
 import type { BigIntStats } from 'node:fs';
-import { fileSha256, makeIoError, writeFileAtomic } from '@aks-flex-node/fs';
+import { fileSha256 } from './file-sha256.js';
+import { makeIoError } from './io-error.js';
+import { writeFileAtomic } from './write-file-atomic.js';
 
 /**
  * What identifies a file's content without reading it: a write changes the
