@@ -107,7 +107,7 @@ tail -1 /tmp/reset.json`;
 function expectRefused(seen: Record<string, string>, prefix: string) {
   expect(seen[`${prefix}_exit`]).toBe('4');
   expect(seen[`${prefix}_error`]).toBe(
-    'error: activation in progress: the host-root move is running, so a reset cannot start now',
+    'error: a reset cannot start now: the host-root move is running and holds the activation lock',
   );
   expect(seen[`${prefix}_hint`]).toMatch(
     /^hint: wait for it to finish \(see `aks-flex-node status`\)/,
@@ -307,7 +307,7 @@ describe.skipIf(unavailable !== undefined)(
         parent: 'kept',
       });
       expect(seen.frozen_error).toMatch(
-        /^error: activation in progress: a reset cannot start now: \/run\/aks-flex-node-agent-upgrade\.lock is held by pid \d+ \(aks-flex-node\S* agent/,
+        /^error: a reset cannot start now: \/run\/aks-flex-node-agent-upgrade\.lock is held by pid \d+ \(aks-flex-node\S* agent/,
       );
     });
   },

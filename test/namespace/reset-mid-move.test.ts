@@ -49,7 +49,7 @@ function resetAfterKillAt(failpoint: string) {
     for _ in $(seq 1 40); do
       set +e; "$BINARY" reset --json > /tmp/reset.json 2>/tmp/reset.err; code=$?; set -e
       [ "$code" = 4 ] || break
-      grep -q 'activation in progress' /tmp/reset.err /tmp/reset.json || break
+      grep -q 'cannot start now' /tmp/reset.err /tmp/reset.json || break
       refused=$((refused + 1)); sleep 0.5
     done
     echo "reset_exit=$code refused_first=$([ "$refused" -gt 0 ] && echo yes || echo no)"

@@ -240,6 +240,8 @@ ${run.stderr}`,
     expect(found.unchanged).toBe('yes');
     expect(found.systemctl_calls).toBe('0');
     expect(Number(found.elapsed_ms)).toBeLessThan(5_000);
-    expect(run.stdout).toMatch(/^error: activation in progress: .*activation\.lock is held/m);
+    expect(run.stdout).toMatch(
+      /^error: a reset cannot start now: another process holds the activation lock .*activation\.lock/m,
+    );
   });
 });

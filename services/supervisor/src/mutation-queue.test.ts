@@ -79,7 +79,11 @@ describe('the mutation queue: start with an admission', () => {
           return Promise.resolve();
         },
       ),
-    ).rejects.toMatchObject({ code: 'ACTIVATION_IN_PROGRESS' });
+    ).rejects.toMatchObject({
+      code: 'ACTIVATION_IN_PROGRESS',
+      // issue25: what was refused first, then what holds the lock; never "activation in progress".
+      message: 'an AgentUpgrade cannot start now: a reset is running and holds the activation lock',
+    });
     expect(admitted).toBe(false);
     release();
     await first.done;

@@ -58,7 +58,7 @@ export function createMutationQueue(options: {
     if (running !== undefined) {
       throw new AgentError(
         'ACTIVATION_IN_PROGRESS',
-        `activation in progress: ${running} is running, so ${purpose} cannot start now`,
+        `${purpose} cannot start now: ${running} is running and holds the activation lock`,
         { hint: 'wait for it to finish (see `aks-flex-node status`), then try again' },
       );
     }

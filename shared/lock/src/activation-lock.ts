@@ -46,7 +46,7 @@ export async function acquireActivationLock(
     const busy = await heldLockRefusal({
       code: 'ACTIVATION_IN_PROGRESS',
       lockPath: options.goLockPath,
-      lead: `activation in progress: ${options.purpose} cannot start now`,
+      lead: `${options.purpose} cannot start now`,
       hint: 'wait for that process to finish, then try again',
     });
     flockRefusals.add(busy);

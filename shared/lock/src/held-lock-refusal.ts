@@ -5,7 +5,7 @@ import { describeLockHolders, findLockHolders } from './lock-holders.js';
 export interface HeldLockRefusal {
   code: Extract<ErrorCode, 'ACTIVATION_IN_PROGRESS' | 'DAEMON_RUNNING'>;
   lockPath: string;
-  /** What cannot happen now, said first: "activation in progress: an upgrade cannot start now". */
+  /** What cannot happen now, said first: "an upgrade cannot start now". */
   lead: string;
   /** The next step when the holder is one of root's processes, as it should be. */
   hint: string;

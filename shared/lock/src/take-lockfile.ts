@@ -76,7 +76,7 @@ function lockRefusal(options: ActivationLockOptions, error: unknown): AgentError
   if (errnoCode(error) !== 'ELOCKED') return lockIoError(options.lockPath, error);
   return new AgentError(
     'ACTIVATION_IN_PROGRESS',
-    `activation in progress: ${options.lockPath} is held, so ${options.purpose} cannot start now`,
+    `${options.purpose} cannot start now: another process holds the activation lock ${options.lockPath} (an upgrade, a host-root move, a reset or a recovery)`,
     {
       path: options.lockPath,
       hint: 'wait for the running upgrade, move or reset to finish (see `aks-flex-node status`), then try again',

@@ -93,7 +93,7 @@ export function unjudgedUpgradeRefusal(
   const waited = waitedMs === undefined ? '' : ` after ${Math.round(waitedMs / 1000)} s`;
   return new AgentError(
     'ACTIVATION_IN_PROGRESS',
-    `activation in progress: AgentUpgrade ${upgrade.operationName} has switched to its candidate and is still not judged${waited}, so a reset cannot start now (${upgrade.signalFile} records it)`,
+    `a reset cannot start now: AgentUpgrade ${upgrade.operationName} has switched to its candidate and is still not judged${waited} (${upgrade.signalFile} records it)`,
     {
       path: upgrade.signalFile,
       hint: `run \`aks-flex-node reset\` again once \`aks-flex-node status\` shows it judged; if no agent runs to judge it, start one (\`systemctl start aks-flex-node-agent\`) or roll it back with \`${recoverBeforeResetCommand}\` first`,
