@@ -109,6 +109,19 @@ export const errorTable = {
     httpStatus: 503,
     exit: 'failure',
   },
+  // Azure services
+  REMOTE_UNAVAILABLE: {
+    meaning:
+      'an Azure service could not be reached or answered with a temporary error (network, 5xx, 429)',
+    httpStatus: 503,
+    exit: 'fetchFailed',
+  },
+  REMOTE_REFUSED: {
+    meaning:
+      'an Azure service refused the request (401, 403 or another 4xx): the identity, its role or the target is wrong',
+    httpStatus: 502,
+    exit: 'denied',
+  },
   INTERNAL: {
     meaning: 'an unexpected internal error',
     httpStatus: 500,

@@ -31,12 +31,18 @@ export const exitCodes = {
   notRoot: { code: 8, meaning: 'the command must run as root' },
   fetchFailed: {
     code: 9,
-    meaning: 'downloading the release failed and nothing changed; a retry may succeed',
+    meaning:
+      'downloading the release, or a call to an Azure service, failed for a reason that may pass and nothing changed; a retry may succeed',
   },
   cancelled: { code: 10, meaning: 'the operation was cancelled before it changed anything' },
   timedOut: {
     code: 11,
     meaning: 'the command stopped waiting while the operation goes on; `operations ID` shows it',
+  },
+  denied: {
+    code: 12,
+    meaning:
+      'an Azure service refused the identity or the target (401, 403, 404); a retry fails the same way until they are fixed',
   },
 } as const;
 
@@ -66,13 +72,13 @@ export const scriptExitCodes = {
   usage: {
     code: 64,
     permanent: true,
-    meaning:
-      'a setting was not understood, conflicts with another, or needs the Azure control plane',
+    meaning: 'a setting was not understood or conflicts with another',
   },
   badInput: {
     code: 65,
     permanent: true,
-    meaning: 'the base config, an override, a credential file or the agent archive is wrong',
+    meaning:
+      'the base config, an override, a credential file or the agent archive is wrong, or Azure refused the identity or the target (401, 403, 4xx) when fetching bootstrap data',
   },
   unsupportedHost: {
     code: 69,
@@ -83,7 +89,8 @@ export const scriptExitCodes = {
   temporary: {
     code: 75,
     permanent: false,
-    meaning: 'a download failed, or an agent activation holds the lock; retry later',
+    meaning:
+      'a download or the bootstrap-data fetch failed for a reason that may pass (network, 5xx, 429), or an agent activation holds the lock; retry later',
   },
   notRoot: { code: 77, permanent: true, meaning: 'the script was not run as root' },
   refused: {

@@ -28,6 +28,9 @@ export const allErrorCodes = [
   'SYSTEMD_FAILED',
   'HOST_NETWORK_FAILED',
   'CREDENTIAL_FAILED',
+  // Azure services (Entra ID, managed identity endpoints, Azure Resource Manager)
+  'REMOTE_UNAVAILABLE',
+  'REMOTE_REFUSED',
   'INTERNAL',
   // Privileges
   'NOT_ROOT',
