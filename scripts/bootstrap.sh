@@ -29,22 +29,28 @@
 #   AKS_FLEX_NODE_BASE_CONFIG_FILE          a base config file instead of the embedded one
 #   AKS_FLEX_NODE_INSTALL_DIR               --install-dir PATH: deprecated; ignored, with a warning,
 #                                           unless it names the directory the host keeps the agent in
-#   AKS_FLEX_NODE_FETCH_BOOTSTRAP_DATA      --fetch-bootstrap-data: refused (needs the AKS control plane)
-#   AKS_FLEX_NODE_BOOTSTRAP_DATA_API_VERSION --bootstrap-data-api-version V: only with the fetch; unused
-#   AKS_FLEX_NODE_AUTHORITY_HOST, AKS_FLEX_NODE_IMDS_ENDPOINT,
-#   AKS_FLEX_NODE_ALLOW_INSECURE_TEST_ENDPOINTS  only with the fetch; unused
+#   AKS_FLEX_NODE_FETCH_BOOTSTRAP_DATA      --fetch-bootstrap-data: fetch fresh join data from AKS
+#                                           (true, 1, yes or y); the installed agent's fetch-bootstrap-data
+#                                           calls listBootstrapData as the node's identity
+#   AKS_FLEX_NODE_BOOTSTRAP_DATA_API_VERSION --bootstrap-data-api-version V (default 2026-05-02-preview)
+#   AKS_FLEX_NODE_AUTHORITY_HOST            Entra ID for the fetch (default https://login.microsoftonline.com)
+#   AKS_FLEX_NODE_IMDS_ENDPOINT             the managed identity endpoint the fetch uses (default
+#                                           http://169.254.169.254/metadata/identity/oauth2/token)
+#   AKS_FLEX_NODE_ALLOW_INSECURE_TEST_ENDPOINTS  plain-http endpoints for the fetch (local test servers only)
 #
 # Credentials go into the config (mode 0600) and are never logged, and every
 # variable above is removed from the environment before the agent runs.
 #
 # Exit codes (shared/api/src/exit-codes.ts scriptExitCodes). Permanent, so a
-# retry cannot help: 64 a setting was not understood or needs the Azure control
-# plane; 65 the config, a credential file or the agent archive is wrong;
-# 69 the host cannot run the agent (architecture, a missing command); 77 not
-# run as root; 78 the host's state refuses the install (a link at the binary's
-# path, or the agent service is installed). Temporary: 75 the download failed
-# or an agent activation holds the lock; 1 another step failed. A failing
-# preflight or start ends the script with the agent's own status (0-15).
+# retry cannot help: 64 a setting was not understood; 65 the config, a
+# credential file or the agent archive is wrong, or Azure refused the identity
+# or the target of the bootstrap-data fetch (401, 403, 4xx); 69 the host
+# cannot run the agent (architecture, a missing command); 77 not run as root;
+# 78 the host's state refuses the install (a link at the binary's path, or the
+# agent service is installed). Temporary: 75 the download or the fetch failed
+# for a reason that may pass (network, 5xx, 429), or an agent activation holds
+# the lock; 1 another step failed. A failing preflight or start ends the
+# script with the agent's own status (0-15).
 set -euo pipefail
 umask 077
 
@@ -54,6 +60,9 @@ readonly UPGRADE_LOCK="/run/aks-flex-node-agent-upgrade.lock"
 readonly SERVICE_UNIT="aks-flex-node-agent.service"
 readonly SERVICE_UNIT_PATH="/etc/systemd/system/aks-flex-node-agent.service"
 readonly DEFAULT_CONFIG_PATH="/etc/aks-flex-node/config.json"
+readonly DEFAULT_RESOURCE_MANAGER_ENDPOINT="https://management.azure.com"
+readonly DEFAULT_AUTHORITY_HOST="https://login.microsoftonline.com"
+readonly DEFAULT_BOOTSTRAP_DATA_API_VERSION="2026-05-02-preview"
 readonly GITHUB_RELEASES="https://github.com/Azure/AKSFlexNode/releases/download"
 
 readonly EXIT_FAILURE=1
@@ -63,6 +72,11 @@ readonly EXIT_UNSUPPORTED_HOST=69
 readonly EXIT_TEMPORARY=75
 readonly EXIT_NOT_ROOT=77
 readonly EXIT_REFUSED=78
+# The agent's fetch-bootstrap-data exit codes (shared/api exitCodes): a remote
+# service unreachable or failing for now, and one that refused the request.
+readonly AGENT_EXIT_USAGE=2
+readonly AGENT_EXIT_TEMPORARY=9
+readonly AGENT_EXIT_DENIED=10
 
 # Every variable the script reads, cleared before the agent runs.
 readonly SETTINGS_VARS=(
@@ -247,11 +261,11 @@ Each option can also be given as the environment variable in brackets.
   --config-path PATH                   [AKS_FLEX_NODE_CONFIG_PATH]
                                        base config file: [AKS_FLEX_NODE_BASE_CONFIG_FILE]
   --install-dir PATH                   deprecated [AKS_FLEX_NODE_INSTALL_DIR]
-  --fetch-bootstrap-data               refused: needs the AKS control plane
+  --fetch-bootstrap-data               fetch fresh join data from AKS as the node's identity
                                        [AKS_FLEX_NODE_FETCH_BOOTSTRAP_DATA]
-  --bootstrap-data-api-version V       only with the fetch
+  --bootstrap-data-api-version V       default 2026-05-02-preview
                                        [AKS_FLEX_NODE_BOOTSTRAP_DATA_API_VERSION]
-                                       also only with the fetch, unused:
+                                       for the fetch, environment only:
                                        [AKS_FLEX_NODE_AUTHORITY_HOST] [AKS_FLEX_NODE_IMDS_ENDPOINT]
                                        [AKS_FLEX_NODE_ALLOW_INSECURE_TEST_ENDPOINTS]
   -h, --help                           this text
@@ -272,6 +286,8 @@ read_environment() {
   AGENT_VERSION=${AKS_FLEX_NODE_AGENT_VERSION:-}
   AGENT_SHA256=${AKS_FLEX_NODE_AGENT_SHA256:-}
   FETCH_BOOTSTRAP_DATA=${AKS_FLEX_NODE_FETCH_BOOTSTRAP_DATA:-}
+  BOOTSTRAP_DATA_API_VERSION=${AKS_FLEX_NODE_BOOTSTRAP_DATA_API_VERSION:-$DEFAULT_BOOTSTRAP_DATA_API_VERSION}
+  AUTHORITY_HOST=${AKS_FLEX_NODE_AUTHORITY_HOST:-$DEFAULT_AUTHORITY_HOST}
   CLUSTER_RESOURCE_ID=${AKS_FLEX_NODE_CLUSTER_RESOURCE_ID:-}
   AGENT_POOL_NAME=${AKS_FLEX_NODE_AGENT_POOL_NAME:-}
   RESOURCE_MANAGER_ENDPOINT=${AKS_FLEX_NODE_RESOURCE_MANAGER_ENDPOINT:-}
@@ -326,7 +342,7 @@ parse_args() {
       --agent-url) AGENT_URL=$2 ;;
       --agent-version) AGENT_VERSION=$2 ;;
       --agent-sha256) AGENT_SHA256=$2 ;;
-      --bootstrap-data-api-version) ;; # only the refused fetch uses it
+      --bootstrap-data-api-version) BOOTSTRAP_DATA_API_VERSION=$2 ;;
       --cluster-resource-id) CLUSTER_RESOURCE_ID=$2 ;;
       --agent-pool-name) AGENT_POOL_NAME=$2 ;;
       --resource-manager-endpoint) RESOURCE_MANAGER_ENDPOINT=$2 ;;
@@ -350,9 +366,7 @@ is_truthy() {
 # Checks every setting that needs no download, so bad input fails before
 # anything is fetched, installed or run.
 check_settings() {
-  if is_truthy "$FETCH_BOOTSTRAP_DATA"; then
-    fatal "$EXIT_USAGE" "--fetch-bootstrap-data (AKS_FLEX_NODE_FETCH_BOOTSTRAP_DATA) needs the AKS control plane, which this release does not call; give the cluster's settings in a base config file (AKS_FLEX_NODE_BASE_CONFIG_FILE) or a generated script"
-  fi
+  if is_truthy "$FETCH_BOOTSTRAP_DATA"; then FETCHING=true; else FETCHING=false; fi
   AUTH=${AUTH,,}
   case "$AUTH" in
     "" | arc | msi | managed-identity | service-principal | sp) ;;
@@ -424,7 +438,8 @@ check_json_settings() {
     jq -e 'type == "object"' "$BASE_CONFIG_FILE" >/dev/null 2>&1 ||
       fatal "$EXIT_BAD_INPUT" "base config file must hold a JSON object: $BASE_CONFIG_FILE"
   elif [[ "$(embedded_base_config)" == __AKS_FLEX_NODE_*__ ]]; then
-    fatal "$EXIT_BAD_INPUT" "embedded base config is not populated; use a generated script or a base config file (AKS_FLEX_NODE_BASE_CONFIG_FILE)"
+    [[ "$FETCHING" == true ]] ||
+      fatal "$EXIT_BAD_INPUT" "embedded base config is not populated; use a generated script, a base config file (AKS_FLEX_NODE_BASE_CONFIG_FILE), or --fetch-bootstrap-data"
   elif ! embedded_base_config | jq -e 'type == "object"' >/dev/null 2>&1; then
     fatal "$EXIT_BAD_INPUT" "embedded base config must be a JSON object"
   fi
@@ -496,6 +511,23 @@ edit_config() { # FILTER [jq options...]
 jq_merge() {
   cat <<'JQ'
 . * $o
+JQ
+}
+
+# The fetched data arrives through a file, never jq's arguments: it holds a token.
+jq_merge_file() {
+  cat <<'JQ'
+. * $f[0]
+JQ
+}
+
+# The fetch's auth mode when --auth is not given: what the config holds.
+jq_configured_auth() {
+  cat <<'JQ'
+if .azure.arc.enabled == true then "arc"
+elif .azure.managedIdentity != null then "msi"
+elif .azure.servicePrincipal != null then "service-principal"
+else "" end
 JQ
 }
 
@@ -575,18 +607,104 @@ apply_auth_override() {
   esac
 }
 
+# Reads one string from the config being rendered; empty when null or missing.
+config_value() { # JQ-PATH
+  jq -r "$1 // \"\" | tostring" "$RENDERED"
+}
+
+# The credential arguments of a service-principal fetch, into FETCH_ARGS: the
+# settings' certificate file, secret file or inline secret, else the config's
+# secret file (its kind told by its content) or inline secret. A secret is
+# handed over in a 0600 file of the private work dir, never as an argument.
+add_sp_fetch_args() {
+  local tenant client secret_file="$WORK/sp-fetch-secret" secret
+  tenant=${SP_TENANT_ID:-$(config_value .azure.servicePrincipal.tenantId)}
+  tenant=${tenant:-$(config_value .azure.tenantId)}
+  client=${SP_CLIENT_ID:-$(config_value .azure.servicePrincipal.clientId)}
+  [[ -n "$tenant" && -n "$client" ]] ||
+    fatal "$EXIT_USAGE" "a service-principal bootstrap-data fetch needs a tenant and a client ID: set --sp-tenant-id and --sp-client-id, or azure.servicePrincipal in the base config"
+  FETCH_ARGS+=(--sp-tenant-id "$tenant" --sp-client-id "$client")
+  if [[ -n "$SP_CLIENT_CERTIFICATE_FILE" ]]; then
+    FETCH_ARGS+=(--sp-client-certificate-file "$SP_CLIENT_CERTIFICATE_FILE")
+  elif [[ -n "$SP_CLIENT_SECRET_FILE" ]]; then
+    FETCH_ARGS+=(--sp-client-secret-file "$SP_CLIENT_SECRET_FILE")
+  elif [[ -n "$SP_CLIENT_SECRET" || -n "$(config_value .azure.servicePrincipal.clientSecret)" ]]; then
+    if [[ -n "$SP_CLIENT_SECRET" ]]; then
+      secret=${SP_CLIENT_SECRET%$'\n'}
+      secret=${secret%$'\r'}
+      printf '%s' "$secret" >"$secret_file"
+    else
+      jq -j '.azure.servicePrincipal.clientSecret' "$RENDERED" >"$secret_file"
+    fi
+    FETCH_ARGS+=(--sp-client-secret-file "$secret_file")
+  elif [[ -n "$(config_value .azure.servicePrincipal.clientSecretFile)" ]]; then
+    FETCH_ARGS+=(--sp-client-credential-file "$(config_value .azure.servicePrincipal.clientSecretFile)")
+  else
+    fatal "$EXIT_USAGE" "service-principal bootstrap-data fetch requires a credential file: set --sp-client-secret-file, --sp-client-certificate-file or AKS_FLEX_NODE_SP_CLIENT_SECRET"
+  fi
+}
+
+# Runs the installed agent's fetch-bootstrap-data for the target in $RENDERED
+# and merges its answer over the config (spec scripts 3.6 step 4). The agent
+# authenticates and calls AKS; the script hands it names, paths and
+# endpoints, and AKS_FLEX_NODE_IMDS_ENDPOINT and
+# AKS_FLEX_NODE_ALLOW_INSECURE_TEST_ENDPOINTS through the environment.
+fetch_bootstrap_data() {
+  local output="$WORK/bootstrap-data.json" cluster pool arm mode status=0
+  cluster=$(config_value .azure.targetCluster.resourceId)
+  pool=$(config_value .azure.targetAgentPoolName)
+  arm=$(config_value .azure.resourceManagerEndpoint)
+  [[ -n "$cluster" && -n "$pool" ]] ||
+    fatal "$EXIT_USAGE" "fetching bootstrap data needs the target: set --cluster-resource-id and --agent-pool-name, or azure.targetCluster.resourceId and azure.targetAgentPoolName in the base config"
+  mode=${AUTH:-$(jq -r "$(jq_configured_auth)" "$RENDERED")}
+  FETCH_ARGS=(fetch-bootstrap-data --cluster-resource-id "$cluster" --agent-pool-name "$pool" --auth "$mode"
+    --resource-manager-endpoint "${arm:-$DEFAULT_RESOURCE_MANAGER_ENDPOINT}" --authority-host "$AUTHORITY_HOST"
+    --api-version "$BOOTSTRAP_DATA_API_VERSION" --output "$output")
+  case "$mode" in
+    arc) ;;
+    msi | managed-identity)
+      local client_id=${MSI_CLIENT_ID:-$(config_value .azure.managedIdentity.clientId)}
+      [[ -z "$client_id" ]] || FETCH_ARGS+=(--msi-client-id "$client_id")
+      ;;
+    service-principal | sp) add_sp_fetch_args ;;
+    "") fatal "$EXIT_USAGE" "fetching bootstrap data requires Arc, MSI, or service-principal authentication: set --auth, or azure.arc.enabled, azure.managedIdentity or azure.servicePrincipal in the base config" ;;
+    *) fatal "$EXIT_USAGE" "fetching bootstrap data does not support auth mode: $mode" ;;
+  esac
+  say_info "fetching fresh bootstrap data from AKS RP"
+  "$INSTALL_DIR/aks-flex-node" "${FETCH_ARGS[@]}" || status=$?
+  rm -f -- "$WORK/sp-fetch-secret"
+  case "$status" in
+    0) ;;
+    "$AGENT_EXIT_TEMPORARY")
+      fatal "$EXIT_TEMPORARY" "failed to fetch AKS bootstrap data (agent status $status): a service could not be reached or failed for now (the error above names it); a retry may pass" ;;
+    "$AGENT_EXIT_USAGE" | "$AGENT_EXIT_DENIED")
+      fatal "$EXIT_BAD_INPUT" "failed to fetch AKS bootstrap data (agent status $status): the settings, the identity or its role on $cluster were refused (the error above says which); a retry fails the same way until they are fixed" ;;
+    *) fatal "$EXIT_FAILURE" "failed to fetch AKS bootstrap data (agent status $status); the error above says why" ;;
+  esac
+  jq -e 'type == "object"' "$output" >/dev/null 2>&1 ||
+    fatal "$EXIT_FAILURE" "failed to fetch AKS bootstrap data: the agent wrote no JSON object to $output"
+  edit_config "$(jq_merge_file)" --slurpfile f "$output"
+  rm -f -- "$output"
+}
+
 # Renders the config into $RENDERED, in the order of the Go releases (spec
-# scripts 3.6): base, targets, generic overrides, targets again so explicit
-# ones win, source overrides, offline normalization, node name, auth.
+# scripts 3.6): base, targets, the fetched data, generic overrides, targets
+# again so explicit ones win over both, source overrides, offline
+# normalization, node name, auth.
 render_config() {
   local overrides node_name
   RENDERED="$WORK/config.json"
   if [[ -n "$BASE_CONFIG_FILE" ]]; then
     cat -- "$BASE_CONFIG_FILE" >"$RENDERED"
+  elif [[ "$(embedded_base_config)" == __AKS_FLEX_NODE_*__ ]]; then
+    # Only when fetching (check_json_settings refused it otherwise).
+    say_info "embedded base config is not populated; starting from an empty config"
+    echo '{}' >"$RENDERED"
   else
     embedded_base_config >"$RENDERED"
   fi
   apply_target_overrides
+  [[ "$FETCHING" != true ]] || fetch_bootstrap_data
   if [[ -n "$ENV_CONFIG_OVERRIDES" ]]; then
     edit_config "$(jq_merge)" --argjson o "$ENV_CONFIG_OVERRIDES"
   fi

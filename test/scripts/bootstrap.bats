@@ -2,12 +2,17 @@
 # scripts/bootstrap.sh (spec scripts 3, test cases 8.3), run as root on a
 # private host (see test_helper.bash) with a stub agent served from a file://
 # release archive named as the Go releases name it. Test names carry the spec
-# case number. This release does not call the AKS control plane, so the cases
-# that fetched bootstrap data check the refusal, and the rest of what they
-# checked is covered without the fetch.
+# case number. The cases that fetch bootstrap data run the product's own
+# fetch-bootstrap-data (dist/aks-flex-node) against local stand-ins for Entra
+# ID, IMDS, Arc's identity endpoint and Azure Resource Manager: remote services
+# that cannot be reached from here (test/support/azure-services-main.ts).
 
 bats_require_minimum_version 1.5.0
 load test_helper
+
+setup_file() {
+  build_azure_services
+}
 
 setup() {
   setup_private_host
@@ -52,6 +57,38 @@ agent_ran_from() { # DIR: every recorded call ran DIR/aks-flex-node
   ! grep -v -e "^$1/aks-flex-node " -e "^systemctl " "$CALLS"
 }
 
+cluster_id=/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/cluster
+fresh_token=fresh1.0123456789abcdef
+# What AKS answers for the pool: a fresh token, the version, and a stale CNI version.
+fetched='{"azure":{"bootstrapToken":{"token":"fresh1.0123456789abcdef"}},"components":{"kubernetes":"1.35.6"},"networking":{"dnsServiceIP":"10.0.0.10","cniVersion":"stale-cni"}}'
+
+# Starts the local Azure services for the pool aksflexnodes of $cluster_id:
+# IMDS with a system identity and the user-assigned cli-msi, an Arc endpoint,
+# Entra ID knowing base-sp-client (secret base-sp-secret) and cert-client
+# (the certificate in $BATS_TEST_TMPDIR/leaf.pem, when there is one), and
+# ARM accepting their tokens. EXTRA (JSON) is merged into the ARM's config.
+serve_azure() { # [EXTRA-ARM-JSON]
+  local clients='[{"clientId":"base-sp-client","secret":"base-sp-secret"}]' extra=${1:-'{}'}
+  if [[ -e "$BATS_TEST_TMPDIR/leaf.pem" ]]; then
+    clients=$(jq -c --arg f "$BATS_TEST_TMPDIR/leaf.pem" '. + [{clientId: "cert-client", certificateFile: $f}]' <<<"$clients")
+  fi
+  start_azure_services "$(jq -n --arg c "$cluster_id" --argjson r "$fetched" --argjson cl "$clients" \
+    --argjson extra "$extra" '{tenantId: "base-tenant", clients: $cl,
+      imds: {userAssignedClientIds: ["cli-msi"]},
+      arm: ({clusterResourceId: $c, agentPoolName: "aksflexnodes", validTokens: "^(imds|arc|entra)[.]",
+        response: $r} + $extra)}')"
+  # What the fetch needs besides the settings: the product, and the services' endpoints.
+  fetch_env=(PRODUCT_AGENT="$workspace/dist/aks-flex-node" AKS_FLEX_NODE_ALLOW_INSECURE_TEST_ENDPOINTS=true
+    AKS_FLEX_NODE_IMDS_ENDPOINT="$IMDS_URL" AKS_FLEX_NODE_AUTHORITY_HOST="$AUTHORITY_URL" IDENTITY_ENDPOINT="$ARC_URL")
+}
+
+fetched_token_nowhere_else() { # the token is in the 0600 config only, never in the output
+  [ "$(cfg .azure.bootstrapToken.token)" = "\"$fresh_token\"" ]
+  [ "$(stat -c '%a %U' "$config")" = "600 root" ]
+  [[ "$output" != *"$fresh_token"* ]]
+  ! grep -rqs "$fresh_token" "$BATS_TEST_TMPDIR/azure/log" "$CALLS"
+}
+
 @test "scripts#8.3 preconditions: bootstrap.sh parses and has the exact readonly HOST_ROOT line" {
   run -0 bash -n "$bootstrap_sh"
   run -0 grep -cx 'readonly HOST_ROOT="/opt/unbounded/agent"' "$bootstrap_sh"
@@ -82,13 +119,18 @@ agent_ran_from() { # DIR: every recorded call ran DIR/aks-flex-node
   grep -qx "/usr/local/bin/aks-flex-node start --config $config" "$CALLS"
 }
 
-@test "scripts#8.3.2 the AKS bootstrap-data fetch is refused (64): it needs the Azure control plane" {
-  run_bootstrap -- --auth arc --fetch-bootstrap-data \
-    --cluster-resource-id /subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/c \
-    --agent-pool-name aksflexnodes
-  [ "$status" -eq 64 ]
-  [[ "$output" == *"--fetch-bootstrap-data"*"needs the AKS control plane"* ]]
-  [ ! -e /usr/local/bin/aks-flex-node ] && [ ! -e "$config" ] && [ ! -e "$CALLS" ]
+@test "scripts#8.3.2 arc + fetch: Arc's challenge answered, the token merged, arc enabled; every call runs /usr/local/bin" {
+  serve_azure
+  run_bootstrap "${fetch_env[@]}" -- --auth arc --fetch-bootstrap-data \
+    --cluster-resource-id "$cluster_id" --agent-pool-name aksflexnodes --resource-manager-endpoint "$ARM_URL"
+  [ "$status" -eq 0 ]
+  [ "$(cfg .azure.arc.enabled)" = true ]
+  [ "$(cfg '.azure.managedIdentity, .azure.servicePrincipal')" = "$(printf 'null\nnull')" ]
+  fetched_token_nowhere_else
+  grep -q "^/usr/local/bin/aks-flex-node fetch-bootstrap-data .*--auth arc " "$CALLS"
+  agent_ran_from /usr/local/bin
+  # The Arc endpoint's challenge file was read and removed.
+  [ -z "$(ls -A /var/opt/azcmagent/tokens)" ]
 }
 
 @test "scripts#8.3.2 arc auth without the fetch: arc enabled, no MI or SP; every call runs /usr/local/bin" {
@@ -135,34 +177,76 @@ agent_ran_from() { # DIR: every recorded call ran DIR/aks-flex-node
   [[ "$output" == *"must not be accessible by group or other users"* ]]
 }
 
-@test "scripts#8.3.6 explicit target and source settings win over generic overrides; offline drops versions" {
-  run_bootstrap AKS_FLEX_NODE_CLUSTER_RESOURCE_ID=/wrong/env/cluster AKS_FLEX_NODE_AGENT_POOL_NAME=wrongenvpool \
-    AKS_FLEX_NODE_BOOTSTRAP_OFFLINE_ARTIFACTS_SOURCE=/opt/unbounded/artifacts -- \
-    --auth msi --cluster-resource-id /subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/right \
-    --agent-pool-name rightpool --resource-manager-endpoint https://management.example.test \
-    --config-overrides '{"azure":{"targetCluster":{"resourceId":"/wrong/override"},"targetAgentPoolName":"wrongoverride"},"node":{"labels":{"fresh":"true"}},"components":{"kubernetes":"1.35.6"}}'
+@test "scripts#8.3.6 fetch with MSI: the explicit target wins over env and overrides; offline drops stale versions" {
+  serve_azure
+  run_bootstrap "${fetch_env[@]}" AKS_FLEX_NODE_CLUSTER_RESOURCE_ID=/wrong/env/cluster \
+    AKS_FLEX_NODE_AGENT_POOL_NAME=wrongenvpool AKS_FLEX_NODE_BOOTSTRAP_OFFLINE_ARTIFACTS_SOURCE=/opt/unbounded/artifacts -- \
+    --fetch-bootstrap-data --auth msi --cluster-resource-id "$cluster_id" \
+    --agent-pool-name aksflexnodes --resource-manager-endpoint "$ARM_URL" \
+    --config-overrides '{"azure":{"targetCluster":{"resourceId":"/wrong/override"},"targetAgentPoolName":"wrongoverride"},"node":{"labels":{"fresh":"true"}}}'
   [ "$status" -eq 0 ]
-  [ "$(cfg .azure.targetCluster)" = '{"resourceId":"/subscriptions/s/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/right","location":"eastus"}' ]
-  [ "$(cfg .azure.targetAgentPoolName)" = '"rightpool"' ]
-  [ "$(cfg .azure.resourceManagerEndpoint)" = '"https://management.example.test"' ]
+  [ "$(cfg .azure.targetCluster)" = "{\"resourceId\":\"$cluster_id\",\"location\":\"eastus\"}" ]
+  [ "$(cfg .azure.targetAgentPoolName)" = '"aksflexnodes"' ]
+  [ "$(cfg .azure.resourceManagerEndpoint)" = "\"$ARM_URL\"" ]
   [ "$(cfg .azure.managedIdentity)" = '{}' ]
   [ "$(cfg .components)" = '{"kubernetes":"1.35.6"}' ]
   [ "$(cfg .networking)" = '{"dnsServiceIP":"10.0.0.10"}' ]
   [ "$(cfg .node.labels.fresh)" = '"true"' ]
-  [ "$(cfg .node.kubelet.bootstrapToken)" = '"base01.0123456789abcdef"' ]
+  fetched_token_nowhere_else
 }
 
-@test "scripts#8.3.6 AKS_FLEX_NODE_FETCH_BOOTSTRAP_DATA=true is refused like the flag" {
-  run_bootstrap AKS_FLEX_NODE_FETCH_BOOTSTRAP_DATA=Yes -- --auth msi
-  [ "$status" -eq 64 ]
-  [[ "$output" == *"needs the AKS control plane"* ]]
+@test "scripts#8.3.6 a user-assigned identity: --msi-client-id reaches IMDS; the fetch runs from AKS_FLEX_NODE_FETCH_BOOTSTRAP_DATA=Yes" {
+  serve_azure '{"authorizedTokens":"^imds[.]cli-msi[.]"}'
+  run_bootstrap "${fetch_env[@]}" AKS_FLEX_NODE_FETCH_BOOTSTRAP_DATA=Yes -- --auth msi --msi-client-id cli-msi \
+    --cluster-resource-id "$cluster_id" --agent-pool-name aksflexnodes --resource-manager-endpoint "$ARM_URL"
+  [ "$status" -eq 0 ]
+  [ "$(cfg .azure.managedIdentity)" = '{"clientId":"cli-msi"}' ]
+  fetched_token_nowhere_else
 }
 
-@test "scripts#8.3.7 the fetch from an unpopulated embedded base is refused (64), not started from {}" {
-  run env AKS_FLEX_NODE_FETCH_BOOTSTRAP_DATA=true bash "$bootstrap_sh" --agent-url "file://$archive" \
-    --auth msi --cluster-resource-id /c --agent-pool-name p
-  [ "$status" -eq 64 ]
+@test "scripts#8.3.7 fetch with no base file: the unpopulated embedded base starts from {}" {
+  serve_azure
+  run env "${fetch_env[@]}" bash "$bootstrap_sh" --agent-url "file://$archive" \
+    --fetch-bootstrap-data --auth msi --cluster-resource-id "$cluster_id" --agent-pool-name aksflexnodes \
+    --resource-manager-endpoint "$ARM_URL"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"embedded base config is not populated; starting from an empty config"* ]]
+  [ "$(cfg .azure.targetCluster.resourceId)" = "\"$cluster_id\"" ]
+  [ "$(cfg .azure.targetAgentPoolName)" = '"aksflexnodes"' ]
+  [ "$(cfg .azure.resourceManagerEndpoint)" = "\"$ARM_URL\"" ]
+  [ "$(cfg .azure.managedIdentity)" = '{}' ]
+  [ "$(cfg .components.kubernetes)" = '"1.35.6"' ]
+  [ "$(cfg '.agent.nodeName | length > 0')" = true ]
+  fetched_token_nowhere_else
+}
+
+@test "scripts#3.6 a fetch refused by ARM (403) is permanent (65); one that fails for now (503) is temporary (75)" {
+  serve_azure '{"authorizedTokens":"^imds[.]cli-msi[.]"}'
+  run_bootstrap "${fetch_env[@]}" -- --fetch-bootstrap-data --auth msi \
+    --cluster-resource-id "$cluster_id" --agent-pool-name aksflexnodes --resource-manager-endpoint "$ARM_URL"
+  [ "$status" -eq 65 ]
+  # The error names the auth mode, the endpoint without its query, the status, and what to check.
+  [[ "$output" == *"POST $ARM_URL$cluster_id/agentPools/aksflexnodes/listBootstrapData (auth msi) answered HTTP 403: AuthorizationFailed"* ]]
+  [[ "$output" == *"grant the VM's managed identity a role on $cluster_id"* ]]
+  [[ "$output" == *"failed to fetch AKS bootstrap data (agent status 10)"* && "$output" != *api-version=* ]]
   [ ! -e "$config" ]
+  run ! grep -q ' start --config' "$CALLS"
+  serve_azure '{"alwaysFail":503}'
+  run_bootstrap "${fetch_env[@]}" -- --fetch-bootstrap-data --auth msi \
+    --cluster-resource-id "$cluster_id" --agent-pool-name aksflexnodes --resource-manager-endpoint "$ARM_URL"
+  [ "$status" -eq 75 ]
+  [[ "$output" == *"answered HTTP 503"* && "$output" == *"a retry may pass"* ]]
+  [ ! -e "$config" ]
+}
+
+@test "scripts#3.6 a fetch without a target or an auth mode is a usage error (64) before the agent runs it" {
+  run_bootstrap -- --fetch-bootstrap-data --auth msi --agent-pool-name aksflexnodes \
+    --config-overrides '{"azure":{"targetCluster":null}}'
+  [ "$status" -eq 64 ] && [[ "$output" == *"fetching bootstrap data needs the target"* ]]
+  jq -c 'del(.azure.arc)' "$base" >"$base.noauth" && mv "$base.noauth" "$base"
+  run_bootstrap -- --fetch-bootstrap-data
+  [ "$status" -eq 64 ] && [[ "$output" == *"requires Arc, MSI, or service-principal authentication"* ]]
+  run ! grep -q fetch-bootstrap-data "$CALLS"
 }
 
 @test "scripts#8.3.8 no base config and no fetch fails (65): the embedded base is not populated" {
@@ -172,19 +256,22 @@ agent_ran_from() { # DIR: every recorded call ran DIR/aks-flex-node
   [ ! -e /usr/local/bin/aks-flex-node ]
 }
 
-@test "scripts#8.3.9 a service principal from the base config alone is kept unchanged" {
-  printf 'secret\n' >"$BATS_TEST_TMPDIR/sp-secret"
+@test "scripts#8.3.9 SP fetch from the config alone: no --auth, the secret file by content; the SP kept unchanged" {
+  serve_azure
+  printf 'base-sp-secret\n' >"$BATS_TEST_TMPDIR/sp-secret"
   chmod 0600 "$BATS_TEST_TMPDIR/sp-secret"
-  jq -c --arg f "$BATS_TEST_TMPDIR/sp-secret" \
-    'del(.azure.arc) | .azure.servicePrincipal = {tenantId: "base-tenant", clientId: "base-client", clientSecretFile: $f}' \
+  jq -c --arg f "$BATS_TEST_TMPDIR/sp-secret" --arg c "$cluster_id" --arg arm "$ARM_URL" \
+    'del(.azure.arc) | .azure.servicePrincipal = {tenantId: "base-tenant", clientId: "base-sp-client", clientSecretFile: $f}
+     | .azure.targetCluster.resourceId = $c | .azure.targetAgentPoolName = "aksflexnodes" | .azure.resourceManagerEndpoint = $arm' \
     "$base" >"$base.sp"
   mv "$base.sp" "$base"
-  run_bootstrap AKS_FLEX_NODE_AUTHORITY_HOST=https://login.example.test --
+  run_bootstrap "${fetch_env[@]}" AKS_FLEX_NODE_FETCH_BOOTSTRAP_DATA=true --
   [ "$status" -eq 0 ]
-  [ "$(cfg .azure.servicePrincipal)" = "{\"tenantId\":\"base-tenant\",\"clientId\":\"base-client\",\"clientSecretFile\":\"$BATS_TEST_TMPDIR/sp-secret\"}" ]
-  [ "$(cfg .components.kubernetes)" = '"1.35.5"' ]
-  run_bootstrap AKS_FLEX_NODE_FETCH_BOOTSTRAP_DATA=true --
-  [ "$status" -eq 64 ]
+  grep -q " fetch-bootstrap-data .*--auth service-principal .*--sp-tenant-id base-tenant --sp-client-id base-sp-client --sp-client-credential-file $BATS_TEST_TMPDIR/sp-secret" "$CALLS"
+  [ "$(cfg .azure.servicePrincipal)" = "{\"tenantId\":\"base-tenant\",\"clientId\":\"base-sp-client\",\"clientSecretFile\":\"$BATS_TEST_TMPDIR/sp-secret\"}" ]
+  [ "$(cfg .components.kubernetes)" = '"1.35.6"' ]
+  fetched_token_nowhere_else
+  [[ "$output" != *base-sp-secret* ]]
 }
 
 make_certificate() { # DIR
@@ -193,26 +280,45 @@ make_certificate() { # DIR
   openssl x509 -req -in "$1/leaf.csr" -CA "$1/ca.pem" -CAkey "$1/ca.key" -CAcreateserial -out "$1/leaf.pem" -days 1 2>/dev/null
 }
 
-@test "scripts#8.3.10 a PEM certificate file without an extension; an inline secret in the environment is ignored" {
+@test "scripts#8.3.10 fetch with a PEM certificate file without an extension; an inline secret in the environment is ignored" {
   make_certificate "$BATS_TEST_TMPDIR"
+  serve_azure
   cat "$BATS_TEST_TMPDIR/leaf.pem" "$BATS_TEST_TMPDIR/ca.pem" "$BATS_TEST_TMPDIR/leaf.key" >"$BATS_TEST_TMPDIR/sp-cert"
   chmod 0600 "$BATS_TEST_TMPDIR/sp-cert"
-  run_bootstrap AKS_FLEX_NODE_SP_CLIENT_SECRET=ignored-inline -- --auth service-principal \
-    --sp-tenant-id base-tenant --sp-client-id cert-client --sp-client-certificate-file "$BATS_TEST_TMPDIR/sp-cert"
+  run_bootstrap "${fetch_env[@]}" AKS_FLEX_NODE_SP_CLIENT_SECRET=ignored-inline -- --fetch-bootstrap-data \
+    --auth service-principal --sp-tenant-id base-tenant --sp-client-id cert-client \
+    --sp-client-certificate-file "$BATS_TEST_TMPDIR/sp-cert" \
+    --cluster-resource-id "$cluster_id" --agent-pool-name aksflexnodes --resource-manager-endpoint "$ARM_URL"
   [ "$status" -eq 0 ]
   [ "$(cfg .azure.servicePrincipal)" = "{\"tenantId\":\"base-tenant\",\"clientId\":\"cert-client\",\"clientSecretFile\":\"$BATS_TEST_TMPDIR/sp-cert\"}" ]
+  [ "$(cfg .components.kubernetes)" = '"1.35.6"' ]
+  fetched_token_nowhere_else
   run ! grep -q ignored-inline "$config"
 }
 
-@test "scripts#8.3.11 a PKCS#12 .pfx certificate file" {
+@test "scripts#8.3.11 fetch with a PKCS#12 .pfx certificate file" {
   make_certificate "$BATS_TEST_TMPDIR"
+  serve_azure
   openssl pkcs12 -export -passout pass: -inkey "$BATS_TEST_TMPDIR/leaf.key" -in "$BATS_TEST_TMPDIR/leaf.pem" \
-    -out "$BATS_TEST_TMPDIR/sp.pfx"
+    -certfile "$BATS_TEST_TMPDIR/ca.pem" -out "$BATS_TEST_TMPDIR/sp.pfx"
   chmod 0600 "$BATS_TEST_TMPDIR/sp.pfx"
-  run_bootstrap -- --auth sp --sp-client-id cert-client --sp-client-certificate-file "$BATS_TEST_TMPDIR/sp.pfx"
+  run_bootstrap "${fetch_env[@]}" -- --fetch-bootstrap-data --auth sp --sp-client-id cert-client \
+    --sp-client-certificate-file "$BATS_TEST_TMPDIR/sp.pfx" \
+    --cluster-resource-id "$cluster_id" --agent-pool-name aksflexnodes --resource-manager-endpoint "$ARM_URL"
   [ "$status" -eq 0 ]
   [ "$(cfg .azure.servicePrincipal.clientSecretFile)" = "\"$BATS_TEST_TMPDIR/sp.pfx\"" ]
-  [ "$(cfg .node.kubelet.bootstrapToken)" = '"base01.0123456789abcdef"' ]
+  fetched_token_nowhere_else
+}
+
+@test "scripts#3.6 fetch with an inline secret: it reaches the agent in a private file, never an argument" {
+  serve_azure
+  run_bootstrap "${fetch_env[@]}" AKS_FLEX_NODE_SP_CLIENT_SECRET=base-sp-secret -- --fetch-bootstrap-data \
+    --auth sp --sp-client-id base-sp-client --cluster-resource-id "$cluster_id" --agent-pool-name aksflexnodes \
+    --resource-manager-endpoint "$ARM_URL"
+  [ "$status" -eq 0 ]
+  fetched_token_nowhere_else
+  run ! grep -q base-sp-secret "$CALLS"
+  grep -q " fetch-bootstrap-data .*--sp-client-secret-file " "$CALLS"
 }
 
 @test "scripts#8.3.12 writable /usr/local: the stub is installed there and /opt/unbounded is never created" {

@@ -17,6 +17,8 @@ main() {
   # shellcheck disable=SC2016 # the script runs in the namespace's shell, which expands it
   unshare -m -n --propagation private bash -euo pipefail -c '
     for dir in /opt /usr/local /run; do mount -t tmpfs -o mode=0755 tmpfs "$dir"; done
+    # Loopback of this namespace only, for the local stand-ins of the Azure services.
+    ip link set lo up
     exec bats --print-output-on-failure "$0"' "$here"
 }
 

@@ -110,10 +110,13 @@ opt_unbounded_snapshot() {
 # 23 when an AKS_FLEX_NODE_* variable reached it (the bootstrap settings must
 # be cleared), and answers `preflight --help` only with AGENT_HAS_PREFLIGHT=1.
 # STATUS_<command> (e.g. STATUS_start=5) makes a command fail.
+# fetch-bootstrap-data is the product's own (PRODUCT_AGENT, the built
+# executable), which runs before the settings are cleared and reads some of them.
 write_stub_agent() { # PATH [LABEL]
   cat >"$1" <<STUB
 #!/usr/bin/env bash
 echo "\$0 \$*" >>"$CALLS"
+if [[ "\$1" == fetch-bootstrap-data ]]; then exec "\${PRODUCT_AGENT:?the fetch runs the product}" "\$@"; fi
 # AKS_FLEX_NODE_E2E_* belong to the test harness (the caller's environment), not to bootstrap.sh.
 if env | grep '^AKS_FLEX_NODE_' | grep -qv '^AKS_FLEX_NODE_E2E_'; then echo "stub agent: bootstrap settings leaked" >&2; exit 23; fi
 [[ "\$1 \${2:-}" != "preflight --help" ]] || exit \$(( \${AGENT_HAS_PREFLIGHT:-0} == 1 ? 0 : 2 ))
@@ -156,4 +159,47 @@ if [[ "$1" == is-active ]]; then [[ "${AGENT_ACTIVE:-0}" == 1 ]]; exit; fi
 exit 0
 FAKE
   chmod +x "$FAKE_BIN/systemctl"
+}
+
+# ---- Azure's services, stood in for by local servers on 127.0.0.1.
+# Entra ID, a VM's IMDS, an Arc machine's identity endpoint and Azure Resource
+# Manager are remote services that cannot be reached from the test machines.
+# test/support/azure-services-main.ts starts servers that speak their
+# protocols, inside the suite's private network namespace (run.sh), and the
+# product's fetch-bootstrap-data talks to them.
+
+# Bundles the services into one script for Node.js 24; once per file (setup_file).
+build_azure_services() {
+  "$workspace/node_modules/.bin/esbuild" "$workspace/test/support/azure-services-main.ts" \
+    --bundle --platform=node --format=esm --log-level=warning \
+    --outfile="$BATS_FILE_TMPDIR/azure-services.mjs"
+}
+
+# Starts the services with CONFIG (JSON: tenantId, clients, imds, arm; see
+# azure-services-main.ts) and sets AUTHORITY_URL, IMDS_URL, ARC_URL and ARM_URL.
+start_azure_services() { # CONFIG-JSON
+  local dir="$BATS_TEST_TMPDIR/azure" endpoints i
+  mkdir -p "$dir"
+  rm -f "$dir/endpoints.json"
+  # Where the Arc agent keeps its challenge files; /var is the private host's overlay.
+  install -d -m 0700 /var/opt/azcmagent/tokens
+  jq --arg out "$dir/endpoints.json" '. + {out: $out, arcChallengeDir: "/var/opt/azcmagent/tokens"}' \
+    <<<"$1" >"$dir/config.json"
+  "$workspace/node_modules/.bin/node" "$BATS_FILE_TMPDIR/azure-services.mjs" "$dir/config.json" \
+    >"$dir/log" 2>&1 3>&- &
+  track_pid $!
+  endpoints="$dir/endpoints.json"
+  for ((i = 0; i < 200; i++)); do
+    [[ ! -s "$endpoints" ]] || break
+    sleep 0.05
+  done
+  [[ -s "$endpoints" ]] || {
+    echo "the local Azure services did not start: $(cat "$dir/log")"
+    return 1
+  }
+  AUTHORITY_URL=$(jq -r .authorityHost "$endpoints")
+  IMDS_URL=$(jq -r .imdsEndpoint "$endpoints")
+  ARC_URL=$(jq -r .arcEndpoint "$endpoints")
+  ARM_URL=$(jq -r .armEndpoint "$endpoints")
+  export AUTHORITY_URL IMDS_URL ARC_URL ARM_URL
 }
