@@ -173,6 +173,22 @@ const answerValidatorsPlugin = {
   },
 };
 
+// A node opens no browser: @azure/identity's interactive login loads the
+// `open` package, whose PowerShell quoting regex holds characters beyond
+// ASCII (checkAsciiOnly). It is replaced by a stub that refuses, so neither
+// it nor its helpers reach a bundle.
+const noBrowserPlugin = {
+  name: 'no-browser',
+  setup(builder) {
+    builder.onResolve({ filter: /^open$/ }, () => ({ path: 'open', namespace: 'no-browser' }));
+    builder.onLoad({ filter: /.*/, namespace: 'no-browser' }, () => ({
+      contents:
+        'export default function open() { throw new Error("aks-flex-node opens no browser"); }',
+      loader: 'js',
+    }));
+  },
+};
+
 // Every bundle entry stays out of the bundles that import it: the executable
 // evaluates its asset instead (run-bundle.ts), so each is built only once.
 const bundleEntriesExternal = {
@@ -218,7 +234,7 @@ async function bundle(name, entry, outfile) {
     minifySyntax: true,
     minifyWhitespace: minifiesWhitespace(name),
     legalComments: 'none',
-    plugins: [rawTextPlugin, bundleEntriesExternal, answerValidatorsPlugin],
+    plugins: [rawTextPlugin, bundleEntriesExternal, answerValidatorsPlugin, noBrowserPlugin],
     logLevel: 'warning',
     metafile: true,
     define: {

@@ -240,12 +240,14 @@ fetched_token_nowhere_else() { # the token is in the 0600 config only, never in 
 }
 
 @test "scripts#3.6 a fetch without a target or an auth mode is a usage error (64) before the agent runs it" {
-  run_bootstrap -- --fetch-bootstrap-data --auth msi --agent-pool-name aksflexnodes \
-    --config-overrides '{"azure":{"targetCluster":null}}'
-  [ "$status" -eq 64 ] && [[ "$output" == *"fetching bootstrap data needs the target"* ]]
-  jq -c 'del(.azure.arc)' "$base" >"$base.noauth" && mv "$base.noauth" "$base"
-  run_bootstrap -- --fetch-bootstrap-data
-  [ "$status" -eq 64 ] && [[ "$output" == *"requires Arc, MSI, or service-principal authentication"* ]]
+  jq -c 'del(.azure.targetCluster)' "$base" >"$base.next" && mv "$base.next" "$base"
+  run_bootstrap -- --fetch-bootstrap-data --auth msi --agent-pool-name aksflexnodes
+  [ "$status" -eq 64 ]
+  [[ "$output" == *"fetching bootstrap data needs the target"* ]]
+  jq -c 'del(.azure.arc)' "$base" >"$base.next" && mv "$base.next" "$base"
+  run_bootstrap -- --fetch-bootstrap-data --cluster-resource-id "$cluster_id"
+  [ "$status" -eq 64 ]
+  [[ "$output" == *"requires Arc, MSI, or service-principal authentication"* ]]
   run ! grep -q fetch-bootstrap-data "$CALLS"
 }
 

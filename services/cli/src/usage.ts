@@ -21,6 +21,8 @@ commands:
                                    restore last-good after a failed upgrade (the recovery unit runs it)
   preflight [--config PATH] [--output text|json] [--json]
                                    check the host before an install, changing nothing
+  fetch-bootstrap-data --cluster-resource-id ID --agent-pool-name NAME --auth MODE --output PATH
+                                   fetch fresh join data from AKS into PATH (0600; bootstrap.sh runs it)
   reset [--yes] [--json]           stop the agent and remove its units and helpers, keeping
                                    its binary and config for a rejoin (asks the daemon)
   agent --config PATH              run the daemon (as the agent unit does)
@@ -90,6 +92,25 @@ refusal, the machine starts with the hooks it has. MACHINE is kube1 or kube2.`,
 Checks the host before an install, changing nothing: the install directory
 under the planned host root must be creatable and not on a filesystem mounted
 noexec (the error names the mount). Exits 1 when a check fails.`,
+  'fetch-bootstrap-data': `usage: aks-flex-node fetch-bootstrap-data --cluster-resource-id ID --agent-pool-name NAME
+         --auth arc|msi|service-principal --output PATH [--msi-client-id ID]
+         [--sp-tenant-id ID --sp-client-id ID (--sp-client-secret-file PATH
+          | --sp-client-certificate-file PATH | --sp-client-credential-file PATH)]
+         [--resource-manager-endpoint URL] [--authority-host URL] [--api-version V]
+
+Gets a token for Azure Resource Manager as the node's identity (Arc, the
+VM's managed identity through IMDS, or a service principal with a secret or
+a PEM or .pfx certificate), calls AKS's listBootstrapData for the agent pool,
+and writes the answer (a short-lived bootstrap token, versions, cluster
+settings) to PATH, mode 0600. It never prints the data. bootstrap.sh runs it
+and merges the answer into the config. An inline secret comes only from
+AKS_FLEX_NODE_SP_CLIENT_SECRET, removed from the environment at once.
+AKS_FLEX_NODE_IMDS_ENDPOINT moves IMDS; plain-http endpoints need
+AKS_FLEX_NODE_ALLOW_INSECURE_TEST_ENDPOINTS=true (local test servers only).
+Defaults: https://management.azure.com, https://login.microsoftonline.com,
+api-version 2026-05-02-preview. Exits 9 when a service could not be reached
+or failed for now (network, 5xx, 429), 10 when it refused the identity or
+the target (401, 403, 404), 2 for a flag it cannot use.`,
   agent: `usage: aks-flex-node agent [--config PATH]
 
 Runs the daemon, as the agent unit does (also: daemon). Needs root.`,

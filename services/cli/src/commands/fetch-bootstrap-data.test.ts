@@ -15,7 +15,7 @@ import { runFetchBootstrapData, type FetchDeps } from './fetch-bootstrap-data.js
 // listBootstrapData protocol on 127.0.0.1 (test/support/mock-arm-server.ts).
 const cluster =
   '/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/cluster';
-const armToken = 'arm-token-secret-value';
+const armToken = 'imds.system.1';
 const bootstrapToken = 'fresh1.0123456789abcdef';
 const data = {
   azure: { bootstrapToken: { token: bootstrapToken } },
@@ -42,11 +42,11 @@ async function serve(config: Partial<MockArmConfig> = {}): Promise<string> {
   arm = await startMockArm({
     clusterResourceId: cluster,
     agentPoolName: 'aksflexnodes',
-    armToken,
+    validTokens: '^imds[.]',
     response: data,
     ...config,
   });
-  return arm.url;
+  return arm.origin;
 }
 
 function deps(env: NodeJS.ProcessEnv = {}): FetchDeps {
@@ -90,15 +90,14 @@ describe('fetch-bootstrap-data', () => {
     const output = path.join(work, 'out', 'bootstrap-data.json');
     expect(JSON.parse(await readFile(output, 'utf8'))).toEqual(data);
     expect((await stat(output)).mode & 0o777).toBe(0o600);
-    expect(arm?.requests).toEqual([
-      {
-        method: 'POST',
-        path: `${cluster}/agentPools/aksflexnodes/listBootstrapData`,
-        apiVersion: '2026-05-02-preview',
-        tokenMatched: true,
-        status: 200,
-      },
-    ]);
+    expect(arm?.answered).toEqual([200]);
+    const [request] = arm?.requests ?? [];
+    expect(request?.method).toBe('POST');
+    expect(request?.path).toBe(
+      `${cluster}/agentPools/aksflexnodes/listBootstrapData?api-version=2026-05-02-preview`,
+    );
+    expect(request?.headers.authorization).toBe(`Bearer ${armToken}`);
+    expect(request?.body).toBe('{}');
     expect(reported.join('\n')).not.toContain(bootstrapToken);
   });
 
@@ -107,7 +106,7 @@ describe('fetch-bootstrap-data', () => {
     expect(
       await runFetchBootstrapData(args(`${url}/`, '--api-version', '2025-01-01'), deps()),
     ).toBe(0);
-    expect(arm?.requests[0]?.apiVersion).toBe('2025-01-01');
+    expect(arm?.requests[0]?.path).toMatch(/[?]api-version=2025-01-01$/);
   });
 
   it.each([
@@ -136,7 +135,7 @@ describe('fetch-bootstrap-data', () => {
   );
 
   it('a wrong token is refused by ARM with 401: permanent, naming the identity to check', async () => {
-    const url = await serve({ armToken: 'another-token' });
+    const url = await serve({ validTokens: '^arc[.]' });
     const error = await failure(runFetchBootstrapData(args(url), deps()));
     expect(error.code).toBe('REMOTE_REFUSED');
     expect(error.message).toContain('answered HTTP 401: InvalidAuthenticationToken');

@@ -7,6 +7,7 @@
  */
 export const bundleNames = [
   'cold',
+  'fetch-bootstrap-data',
   'host-root',
   'host-root-migrate',
   'nspawn-lifecycle',
@@ -41,6 +42,8 @@ export const roleHomes = {
   unbootstrap: 'cold',
   preflight: 'cold',
   operations: 'cold',
+  // Loads the Azure credential libraries, which no other role should pay for.
+  'fetch-bootstrap-data': 'fetch-bootstrap-data',
 } as const satisfies Record<string, BundleName | 'main'>;
 
 /** A role the executable answers to. */

@@ -12,6 +12,7 @@ import type { BundleEntry } from './run-role.js';
  */
 const bundleSources: Record<BundleName, () => Promise<BundleEntry>> = {
   cold: () => import('../bundles/cold.js'),
+  'fetch-bootstrap-data': () => import('../bundles/fetch-bootstrap-data.js'),
   'host-root': () => import('../bundles/host-root.js'),
   'host-root-migrate': () => import('../bundles/host-root-migrate.js'),
   'nspawn-lifecycle': () => import('../bundles/nspawn-lifecycle.js'),
