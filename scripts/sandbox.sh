@@ -153,6 +153,9 @@ main() {
   node_bin="$(node -p process.execPath)"
   if [[ ${ignition} == true ]]; then
     [[ -f "${repo_root}/scripts/bootstrap.sh" ]] || die "scripts/bootstrap.sh is missing; --ignition embeds it"
+    # The stand-ins for IMDS and ARM the first boot fetches its join data from.
+    esbuild "${repo_root}/test/support/azure-services-main.ts" --bundle --platform=node --format=esm \
+      --log-level=warning --outfile="${work_dir}/azure-services.mjs"
     AKS_FLEX_NODE_REPO_ROOT="${repo_root}" "${node_bin}" "${work_dir}/sandbox.mjs" \
       --ignition --work-dir "${work_dir}" &
     child_pid=$!

@@ -1,12 +1,16 @@
 // `pnpm sandbox --ignition`: boots an acl host (read-only /usr) provisioned
 // from scripts/aks-flex-node-bootstrap.bu, rendered with the release's
-// bootstrap.sh, and shows it joining on first boot: the first-boot unit's
-// journal, the layout and `aks-flex-node status`, then a reboot that skips
-// the unit. The agent comes from a Go-named archive packed from the product.
+// bootstrap.sh, base config `{}` and a bootstrap.env that fetches the join
+// data from AKS as the VM's managed identity, and shows it joining on first
+// boot: the first-boot unit's journal, the layout and `aks-flex-node
+// status`, then a reboot that skips the unit. The agent comes from a
+// Go-named archive packed from the product; IMDS and ARM are local stand-ins
+// inside the host (harness/azure-stand-ins.ts), since Azure is out of reach.
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
+import { fetchBootstrapEnv, layAzureStandIns } from './harness/azure-stand-ins.js';
 import type { Host } from './harness/index.js';
 import {
   formatCommandResult,
@@ -46,21 +50,18 @@ function bootstrapEnv(sha256: string): string {
     `AKS_FLEX_NODE_AGENT_URL='file://${releaseDir}/{{ARCHIVE_NAME}}'`,
     `AKS_FLEX_NODE_AGENT_SHA256=${sha256}`,
     `AKS_FLEX_NODE_CONFIG_OVERRIDES='{"agent":{"logLevel":"info"}}'`,
+    ...fetchBootstrapEnv(),
     '',
   ].join('\n');
 }
 
-const baseConfig = `${JSON.stringify({
-  azure: {
-    targetCluster: {
-      resourceId:
-        '/subscriptions/s/resourceGroups/g/providers/Microsoft.ContainerService/managedClusters/c',
-      location: 'westeurope',
-    },
-  },
-})}\n`;
+/** The documented base config when the join data is fetched from AKS. */
+const baseConfig = '{}\n';
 
-/** Runs the Ignition sandbox; `workDir` receives the archive. Resolves to an exit code. */
+/**
+ * Runs the Ignition sandbox; `workDir` receives the archive and holds
+ * azure-services.mjs, the stand-ins scripts/sandbox.sh bundled. Resolves to an exit code.
+ */
 export async function runIgnitionSandbox(workDir: string): Promise<number> {
   if (!hasBootstrapScript()) {
     process.stderr.write(`sandbox: ${bootstrapScript} is missing; --ignition embeds it\n`);
@@ -77,7 +78,7 @@ export async function runIgnitionSandbox(workDir: string): Promise<number> {
   for (const file of config.storage.files) print(`file ${file.mode.toString(8)} ${file.path}`);
   for (const unit of config.systemd.units)
     print(`unit ${unit.name} (enabled: ${String(unit.enabled)})`);
-  print(`--- bootstrap.env ---\n${env}`);
+  print(`--- bootstrap.env ---\n${env}--- base-config.json ---\n${baseConfig}`);
   await withHost(
     {
       variant: 'acl',
@@ -90,6 +91,7 @@ export async function runIgnitionSandbox(workDir: string): Promise<number> {
         writeIgnitionToDisk(merged, config);
         mkdirSync(path.join(merged, releaseDir), { recursive: true });
         copyFileSync(archive, path.join(merged, releaseDir, goArchiveName));
+        layAzureStandIns(merged, path.join(workDir, 'azure-services.mjs'));
       },
     },
     async (host) => {
