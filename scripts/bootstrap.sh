@@ -76,7 +76,7 @@ readonly EXIT_REFUSED=78
 # service unreachable or failing for now, and one that refused the request.
 readonly AGENT_EXIT_USAGE=2
 readonly AGENT_EXIT_TEMPORARY=9
-readonly AGENT_EXIT_DENIED=10
+readonly AGENT_EXIT_DENIED=12
 
 # Every variable the script reads, cleared before the agent runs.
 readonly SETTINGS_VARS=(

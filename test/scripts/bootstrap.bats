@@ -228,7 +228,7 @@ fetched_token_nowhere_else() { # the token is in the 0600 config only, never in 
   # The error names the auth mode, the endpoint without its query, the status, and what to check.
   [[ "$output" == *"POST $ARM_URL$cluster_id/agentPools/aksflexnodes/listBootstrapData (auth msi) answered HTTP 403: AuthorizationFailed"* ]]
   [[ "$output" == *"grant the VM's managed identity a role on $cluster_id"* ]]
-  [[ "$output" == *"failed to fetch AKS bootstrap data (agent status 10)"* && "$output" != *api-version=* ]]
+  [[ "$output" == *"failed to fetch AKS bootstrap data (agent status 12)"* && "$output" != *api-version=* ]]
   [ ! -e "$config" ]
   run ! grep -q ' start --config' "$CALLS"
   serve_azure '{"alwaysFail":503}'

@@ -109,7 +109,7 @@ AKS_FLEX_NODE_IMDS_ENDPOINT moves IMDS; plain-http endpoints need
 AKS_FLEX_NODE_ALLOW_INSECURE_TEST_ENDPOINTS=true (local test servers only).
 Defaults: https://management.azure.com, https://login.microsoftonline.com,
 api-version 2026-05-02-preview. Exits 9 when a service could not be reached
-or failed for now (network, 5xx, 429), 10 when it refused the identity or
+or failed for now (network, 5xx, 429), 12 when it refused the identity or
 the target (401, 403, 404), 2 for a flag it cannot use.`,
   agent: `usage: aks-flex-node agent [--config PATH]
 

@@ -26,7 +26,7 @@ export function isRetryableStatus(status: number): boolean {
 /**
  * The error for an HTTP answer that is not a success: REMOTE_UNAVAILABLE
  * (exit 9, retried by the first-boot unit) for 408, 429 and 5xx;
- * REMOTE_REFUSED (exit 10, permanent) for every other status. The message
+ * REMOTE_REFUSED (exit 12, permanent) for every other status. The message
  * names the auth mode, the endpoint without its query, the status and the
  * service's own error code; the hint says what to check.
  */

@@ -113,8 +113,8 @@ describe('fetch-bootstrap-data', () => {
     [503, 'REMOTE_UNAVAILABLE', 9],
     [500, 'REMOTE_UNAVAILABLE', 9],
     [429, 'REMOTE_UNAVAILABLE', 9],
-    [403, 'REMOTE_REFUSED', 10],
-    [404, 'REMOTE_REFUSED', 10],
+    [403, 'REMOTE_REFUSED', 12],
+    [404, 'REMOTE_REFUSED', 12],
   ] as const)(
     'HTTP %i is %s, exit %i; the error names auth, endpoint without query, status',
     async (status, code, exit) => {

@@ -23,7 +23,7 @@ export interface FetchDeps {
  * writes the join data (a short-lived bootstrap token, versions, cluster
  * settings) to PATH, mode 0600. bootstrap.sh merges it into the config. The
  * data is never printed. Exits 9 (temporary) when a service could not be
- * reached or failed for now, 10 (denied) when it refused the identity or
+ * reached or failed for now, 12 (denied) when it refused the identity or
  * the target.
  */
 export async function runFetchBootstrapData(args: string[], deps: FetchDeps): Promise<number> {
