@@ -295,7 +295,7 @@ async function report(): Promise<void> {
         .filter((figure) => figure.kind === 'rollback')
         .map((figure) => [figure.run, figure.rollbackMs]),
     ),
-    goals: { upgradeDowntimeMs: 2000, refused: 0, rollbackMs: 15_000 },
+    goals: { upgradeDowntimeMs: 1500, refused: 0, rollbackMs: 8_000 },
   };
   process.stdout.write(`\n${lines.join('\n')}\n${JSON.stringify(summary, null, 2)}\n`);
   await mkdir(path.dirname(out), { recursive: true });

@@ -14,8 +14,17 @@ export const badCandidateFailures = {
   'exits-at-once': 'exit 1',
   /** The daemon runs for 4 s without serving, then dies by SIGKILL, as an OOM kill ends it. */
   'crashes-after-4s': 'sleep 4\n    kill -KILL $$',
-  /** The daemon runs and never serves, so it never judges itself: only the guard's deadline ends it. */
+  /**
+   * The daemon runs and never answers on the socket, so it never judges
+   * itself: the guard's deadline to answer (5 s) ends it.
+   */
   hangs: 'exec sleep infinity',
+  /**
+   * The daemon stops (SIGSTOP) before it takes the socket, as a process
+   * stuck at its start: the unit stays active and nothing answers. The
+   * rollback's stop sends SIGCONT after SIGTERM, which ends it.
+   */
+  'stopped-before-socket': 'kill -STOP $$',
 } as const;
 
 /** A name of {@link badCandidateFailures}. */

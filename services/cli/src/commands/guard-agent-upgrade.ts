@@ -7,7 +7,7 @@ import {
   type AgentBinaryPaths,
   type ReadUpgradeState,
 } from '@aks-flex-node/agentbinary';
-import { exitCodeFor, exitCodes } from '@aks-flex-node/api';
+import { createApiClient, exitCodeFor, exitCodes } from '@aks-flex-node/api';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
 import { pollUntil } from '@aks-flex-node/fs';
 import { AgentError, createLogger, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
@@ -19,6 +19,24 @@ import { writeUnitsBeforeRestart } from '../units-before-restart.js';
 
 /** How long a started candidate has to judge itself healthy before the guard rolls it back. */
 export const defaultGuardDeadlineSeconds = 10;
+
+/**
+ * How long a started candidate has to answer `GET /v1/status` on the agent's
+ * socket (any answer), before the guard rolls it back without waiting for
+ * the judgement's deadline (issue 26: a candidate that never serves or hangs
+ * before it takes the socket was rolled back only after 10.9 s). A healthy
+ * daemon answers 0.5-0.7 s after its exec, 1.9 s at most on the loaded
+ * 2-core bench VM (docs/performance.md), and status answers before the
+ * stability interval and the judgement, so 5 s is more than twice the
+ * slowest start seen; with the rollback and last-good's start (about 0.9 s)
+ * such a candidate is replaced within about 6.5 s of the switch. A candidate
+ * that answers keeps the whole judgement deadline, which also covers the
+ * 3 s stability interval.
+ */
+export const serveDeadlineMs = 5_000;
+
+/** How long one probe of the socket may wait for an answer; the poll repeats it. */
+const serveProbeTimeoutMs = 500;
 
 /**
  * `aks-flex-node guard-agent-upgrade [--deadline-seconds N]` (hidden), run by
@@ -174,6 +192,7 @@ async function watchCandidate(
   log: Logger,
 ): Promise<string | undefined> {
   const startedAt = host.now();
+  let served = false;
   const { reason } = await pollUntil(
     async () => {
       const state = await readUpgradeState(layout, hostPaths.signalFile);
@@ -198,6 +217,17 @@ async function watchCandidate(
           reason: `the upgraded daemon exited (${unit.activeState}/${unit.subState}) ${seconds(host.now() - startedAt)} after it started`,
         };
       }
+      // Probed only while the unit runs: a connection to the socket of a
+      // stopped unit would have systemd start it, hiding a crash.
+      if (!served && unit.activeState === 'active' && unit.subState === 'running') {
+        served = await answersOnSocket();
+        if (served) log.info({ operation: operationId }, 'the upgraded daemon answers');
+      }
+      if (!served && host.now() - startedAt >= serveDeadlineMs) {
+        return {
+          reason: `the upgraded daemon did not answer on ${hostPaths.socket} within ${seconds(serveDeadlineMs)} of its start`,
+        };
+      }
       return undefined;
     },
     {
@@ -210,6 +240,23 @@ async function watchCandidate(
     },
   );
   return reason;
+}
+
+/**
+ * Whether anything answers `GET /v1/status` on the agent's socket: an answer
+ * of any kind (an error status, a body the schema refuses) is a daemon that
+ * serves; only no answer within the probe's timeout is not.
+ */
+async function answersOnSocket(): Promise<boolean> {
+  try {
+    await createApiClient({
+      socketPath: hostPaths.socket,
+      timeoutMs: serveProbeTimeoutMs,
+    }).status();
+    return true;
+  } catch (error) {
+    return !isAgentError(error, 'DAEMON_UNREACHABLE');
+  }
 }
 
 function seconds(ms: number): string {
