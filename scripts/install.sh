@@ -12,7 +12,10 @@
 #
 # Environment:
 #   AKS_FLEX_NODE_VERSION        release tag; without it the latest release is asked for
-#   AKS_FLEX_NODE_DOWNLOAD_URL   the archive's full URL instead of the GitHub release layout
+#   AKS_FLEX_NODE_DOWNLOAD_URL   the archive's full URL instead of the GitHub release layout;
+#                                the GitHub API is then never asked (offline mirrors work)
+#   AKS_FLEX_NODE_SHA256         like --sha256 HEX: the archive's expected SHA-256, checked
+#                                before anything is extracted (exit 65 on a mismatch)
 #   AKS_FLEX_NODE_LOCAL_BINARY   an already-extracted binary to install; nothing is downloaded
 #   AKS_FLEX_NODE_INSTALL_DIR    deprecated, like --install-dir DIR: accepted when it
 #                                names the chosen directory, otherwise ignored with a warning
@@ -189,7 +192,10 @@ install_binary() {
 
 usage() {
   cat <<USAGE
-usage: install.sh [--yes|-y] [--install-dir DIR]
+usage: install.sh [--yes|-y] [--sha256 HEX] [--install-dir DIR]
+
+  --sha256 HEX   the release archive's expected SHA-256 (AKS_FLEX_NODE_SHA256);
+                 a download that does not match is refused with 65
 
 Installs the AKS Flex Node agent binary. See the comment at the top of the
 script for the environment it reads and its exit codes.
@@ -198,9 +204,18 @@ USAGE
 
 parse_args() {
   REQUESTED_INSTALL_DIR=${AKS_FLEX_NODE_INSTALL_DIR:-}
+  EXPECTED_SHA256=${AKS_FLEX_NODE_SHA256:-}
   while [[ $# -gt 0 ]]; do
     case "$1" in
       -y | --yes) ;; # accepted for compatibility: nothing prompts
+      --sha256)
+        if [[ $# -lt 2 || -z "$2" ]]; then
+          say_error "--sha256 requires a value"
+          exit "$EXIT_USAGE"
+        fi
+        EXPECTED_SHA256=$2
+        shift
+        ;;
       -h | --help)
         usage
         exit 0
@@ -221,6 +236,10 @@ parse_args() {
     esac
     shift
   done
+  if [[ -n "$EXPECTED_SHA256" && ! "$EXPECTED_SHA256" =~ ^[0-9a-fA-F]{64}$ ]]; then
+    say_error "--sha256 (or AKS_FLEX_NODE_SHA256) must be 64 hexadecimal digits, got: $EXPECTED_SHA256"
+    exit "$EXIT_USAGE"
+  fi
 }
 
 # Advisory only: an untested distribution gets warnings, never a refusal.
@@ -272,15 +291,34 @@ detect_arch() {
   say_info "Detected platform: linux/$ARCH"
 }
 
+# A URL as it may be printed: no user:password@ and no query or fragment,
+# which may carry a signed token.
+redact_url() { # URL
+  local url=${1%%[?#]*}
+  if [[ "$url" =~ ^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@(.*)$ ]]; then
+    url="${BASH_REMATCH[1]}${BASH_REMATCH[2]}"
+  fi
+  printf '%s\n' "$url"
+}
+
+# Downloads URL to FILE; on failure FETCH_ERROR holds the tool's own reason.
 fetch_to() { # URL FILE
+  local errors status=0
+  FETCH_ERROR=
+  errors=$(mktemp)
   if command -v curl >/dev/null 2>&1; then
-    curl -fsSL -o "$2" "$1"
+    curl -fsSL -o "$2" "$1" 2>"$errors" || status=$?
   elif command -v wget >/dev/null 2>&1; then
-    wget -qO "$2" "$1"
+    wget -qO "$2" "$1" 2>"$errors" || status=$?
   else
+    rm -f -- "$errors"
     say_error "Neither curl nor wget is installed"
     exit "$EXIT_UNSUPPORTED_HOST"
   fi
+  FETCH_ERROR=$(tr -s '\n' ' ' <"$errors")
+  FETCH_ERROR=${FETCH_ERROR% }
+  rm -f -- "$errors"
+  return "$status"
 }
 
 resolve_version() {
@@ -315,26 +353,43 @@ obtain_binary() {
     BINARY=$AKS_FLEX_NODE_LOCAL_BINARY
     return 0
   fi
-  resolve_version
   DOWNLOAD_DIR=$(mktemp -d)
   if [[ -n "${AKS_FLEX_NODE_DOWNLOAD_URL:-}" ]]; then
+    # The URL names the archive: the GitHub API is not asked for a version,
+    # so a mirror works offline and a retrying unit does not loop on it.
     url=$AKS_FLEX_NODE_DOWNLOAD_URL
-    # A custom URL may carry credentials or a signed query: never printed.
+    # A custom URL may carry credentials or a signed query: only its redacted form is printed, on failure.
     say_info "Using custom AKS Flex Node download URL"
   else
+    resolve_version
     url="https://github.com/$GITHUB_REPO/releases/download/$VERSION/$archive"
     say_info "Downloading $url"
   fi
   if ! fetch_to "$url" "$DOWNLOAD_DIR/$archive"; then
-    say_error "Failed to download AKS Flex Node $VERSION"
+    say_error "Failed to download AKS Flex Node${VERSION:+ $VERSION} from $(redact_url "$url"): ${FETCH_ERROR:-no reason given}"
     exit "$EXIT_TEMPORARY"
   fi
+  verify_digest "$DOWNLOAD_DIR/$archive" "$url"
   if ! tar -xzf "$DOWNLOAD_DIR/$archive" -C "$DOWNLOAD_DIR" "aks-flex-node-linux-$ARCH" 2>/dev/null ||
     [[ ! -f "$DOWNLOAD_DIR/aks-flex-node-linux-$ARCH" ]]; then
     say_error "Binary not found in archive (expected the member aks-flex-node-linux-$ARCH)"
     exit "$EXIT_BAD_INPUT"
   fi
   BINARY="$DOWNLOAD_DIR/aks-flex-node-linux-$ARCH"
+}
+
+# Checks the archive against --sha256 / AKS_FLEX_NODE_SHA256 when given,
+# before anything is extracted from it.
+verify_digest() { # ARCHIVE URL
+  local actual
+  [[ -n "$EXPECTED_SHA256" ]] || return 0
+  actual=$(sha256sum "$1")
+  actual=${actual%% *}
+  if [[ "${actual,,}" != "${EXPECTED_SHA256,,}" ]]; then
+    say_error "SHA-256 mismatch for the archive from $(redact_url "$2"): expected ${EXPECTED_SHA256,,}, got $actual"
+    exit "$EXIT_BAD_INPUT"
+  fi
+  say_info "Archive SHA-256 verified: $actual"
 }
 
 setup_directories() {
@@ -348,7 +403,10 @@ setup_directories() {
 }
 
 print_next_steps() {
-  local bin="$INSTALL_DIR/aks-flex-node"
+  # start runs this binary; once started, the agent runs from the host root
+  # and removes a copy in /usr/local/bin, so later commands name the host
+  # root's, which a host the agent linked to /usr/local also has.
+  local bin="$INSTALL_DIR/aks-flex-node" agent="$HOST_ROOT/bin/aks-flex-node"
   cat <<NEXT
 
 Next steps:
@@ -364,11 +422,11 @@ Next steps:
        "agent": { "logLevel": "info", "logDir": "$LOG_DIR" }
      }
   2. Start the agent:          $bin start --config $CONFIG_DIR/config.json
-  3. Check it:                 $bin status
-     Print the version:        $bin version
+  3. Check it:                 $agent status
+     Print the version:        $agent version
 
 Directories: config $CONFIG_DIR, data $DATA_DIR, logs $LOG_DIR
-Binary: $bin
+Binary: $bin (the agent installs itself as $agent when it starts)
 
 To uninstall:
   curl -fsSL https://raw.githubusercontent.com/$GITHUB_REPO/${VERSION:-main}/scripts/uninstall.sh | sudo bash -s -- --force

@@ -292,3 +292,51 @@ no_staging_files() {
   [ "$status" -eq 64 ]
   [ ! -e /usr/local/bin ]
 }
+
+@test "issue24#4 a custom URL without a version installs offline: the GitHub API is not asked" {
+  archive=$(make_agent_archive "downloaded agent")
+  # This namespace has no network: asking api.github.com failed with 75.
+  run env -u AKS_FLEX_NODE_VERSION AKS_FLEX_NODE_DOWNLOAD_URL="file://$archive" bash "$install_sh"
+  [ "$status" -eq 0 ]
+  [[ "$output" != *"api.github.com"* ]]
+  run -0 /usr/local/bin/aks-flex-node version
+  [ "$output" = "downloaded agent" ]
+}
+
+@test "issue24#4 --sha256 or AKS_FLEX_NODE_SHA256: a match installs, a mismatch exits 65 with expected and got, a malformed value 64" {
+  archive=$(make_agent_archive "downloaded agent")
+  digest=$(sha256sum "$archive")
+  digest=${digest%% *}
+  wrong=$(printf '0%.0s' {1..64})
+  AKS_FLEX_NODE_DOWNLOAD_URL="file://$archive" AKS_FLEX_NODE_SHA256=$wrong run bash "$install_sh"
+  [ "$status" -eq 65 ]
+  [[ "$output" == *"expected $wrong, got $digest"* ]]
+  [ ! -e /usr/local/bin/aks-flex-node ]
+  AKS_FLEX_NODE_DOWNLOAD_URL="file://$archive" run bash "$install_sh" --sha256 nothex
+  [ "$status" -eq 64 ]
+  [ ! -e /usr/local/bin/aks-flex-node ]
+  AKS_FLEX_NODE_DOWNLOAD_URL="file://$archive" run bash "$install_sh" --sha256 "${digest^^}"
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"Archive SHA-256 verified: $digest"* ]]
+  run -0 /usr/local/bin/aks-flex-node version
+}
+
+@test "issue24#4 a failed download names the tool's reason and the URL without its query" {
+  AKS_FLEX_NODE_DOWNLOAD_URL="file://$BATS_TEST_TMPDIR/missing.tar.gz?sig=SECRET" run bash "$install_sh"
+  [ "$status" -eq 75 ]
+  [[ "$output" == *"from file://$BATS_TEST_TMPDIR/missing.tar.gz: curl: ("* ]]
+  [[ "$output" != *"SECRET"* ]]
+}
+
+@test "issue24#4 the next steps name commands that still run once the agent started from the host root" {
+  run_install
+  [ "$status" -eq 0 ]
+  [[ "$output" == *"/usr/local/bin/aks-flex-node start --config /etc/aks-flex-node/config.json"* ]]
+  [[ "$output" == *"Check it:                 /opt/unbounded/agent/bin/aks-flex-node status"* ]]
+  [[ "$output" != *"/usr/local/bin/aks-flex-node status"* ]]
+}
+
+@test "issue24#4 redact_url drops credentials, query and fragment" {
+  run_sourced 'redact_url "https://user:pw@example.com/a/b.tar.gz?sv=1&sig=x#f"; redact_url "file:///tmp/a.tar.gz"'
+  [ "$output" = "$(printf 'https://example.com/a/b.tar.gz\nfile:///tmp/a.tar.gz')" ]
+}
