@@ -225,6 +225,15 @@ install_binary() {
   ) || return $?
   say_success "Binary installed to $target"
 }
+# A URL as it may be printed: no user:password@ and no query or fragment,
+# which may carry a signed token.
+redact_url() { # URL
+  local url=${1%%[?#]*}
+  if [[ "$url" =~ ^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@(.*)$ ]]; then
+    url="${BASH_REMATCH[1]}${BASH_REMATCH[2]}"
+  fi
+  printf '%s\n' "$url"
+}
 # ---- end shared install logic
 # The base config a publisher embeds: one line of compact JSON in place of the
 # marker, so it cannot end the heredoc early.
@@ -455,9 +464,9 @@ detect_arch() {
 
 # Downloads the archive to $WORK/agent.tar.gz. The URL goes to curl through
 # its config on stdin, never on a command line other users can read, and is
-# never logged: it may carry a SAS token.
+# logged only without credentials and query: those may carry a SAS token.
 download_agent() {
-  local archive="aks-flex-node-linux-$ARCH.tar.gz" url quoted
+  local archive="aks-flex-node-linux-$ARCH.tar.gz" url quoted reason
   url=${AGENT_URL:-"$GITHUB_RELEASES/{{VERSION}}/{{ARCHIVE_NAME}}"}
   url=${url//'{{OS}}'/linux}
   url=${url//'{{ARCH}}'/$ARCH}
@@ -465,10 +474,12 @@ download_agent() {
   url=${url//'{{ARCHIVE_NAME}}'/$archive}
   quoted=${url//\\/\\\\}
   quoted=${quoted//\"/\\\"}
-  say_info "downloading AKS Flex Node agent (URL redacted)"
+  say_info "downloading AKS Flex Node agent from $(redact_url "$url") (credentials and query redacted)"
+  # curl's own reason (its message names no query) goes into the error.
   if ! printf 'url = "%s"\n' "$quoted" |
-    curl -fsSL --retry 3 --retry-delay 2 -o "$WORK/agent.tar.gz" -K - 2>/dev/null; then
-    fatal "$EXIT_TEMPORARY" "failed to download AKS Flex Node agent"
+    curl -fsSL --retry 3 --retry-delay 2 -o "$WORK/agent.tar.gz" -K - 2>"$WORK/curl.err"; then
+    reason=$(tr -s '\n' ' ' <"$WORK/curl.err")
+    fatal "$EXIT_TEMPORARY" "failed to download AKS Flex Node agent from $(redact_url "$url"): ${reason:-curl gave no reason}"
   fi
 }
 
@@ -479,7 +490,8 @@ verify_and_extract() {
   if [[ -n "$AGENT_SHA256" ]]; then
     actual=$(sha256sum "$WORK/agent.tar.gz")
     actual=${actual%% *}
-    [[ "${actual,,}" == "${AGENT_SHA256,,}" ]] || fatal "$EXIT_BAD_INPUT" "agent archive SHA-256 mismatch"
+    [[ "${actual,,}" == "${AGENT_SHA256,,}" ]] ||
+      fatal "$EXIT_BAD_INPUT" "agent archive SHA-256 mismatch: expected ${AGENT_SHA256,,} (--agent-sha256), got $actual"
   fi
   listing=$(tar -tzf "$WORK/agent.tar.gz" 2>/dev/null) ||
     fatal "$EXIT_BAD_INPUT" "agent download is not a readable tar.gz archive"

@@ -188,6 +188,15 @@ install_binary() {
   ) || return $?
   say_success "Binary installed to $target"
 }
+# A URL as it may be printed: no user:password@ and no query or fragment,
+# which may carry a signed token.
+redact_url() { # URL
+  local url=${1%%[?#]*}
+  if [[ "$url" =~ ^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@(.*)$ ]]; then
+    url="${BASH_REMATCH[1]}${BASH_REMATCH[2]}"
+  fi
+  printf '%s\n' "$url"
+}
 # ---- end shared install logic
 
 usage() {
@@ -289,16 +298,6 @@ detect_arch() {
       ;;
   esac
   say_info "Detected platform: linux/$ARCH"
-}
-
-# A URL as it may be printed: no user:password@ and no query or fragment,
-# which may carry a signed token.
-redact_url() { # URL
-  local url=${1%%[?#]*}
-  if [[ "$url" =~ ^([a-zA-Z][a-zA-Z0-9+.-]*://)[^/@]*@(.*)$ ]]; then
-    url="${BASH_REMATCH[1]}${BASH_REMATCH[2]}"
-  fi
-  printf '%s\n' "$url"
 }
 
 # Downloads URL to FILE; on failure FETCH_ERROR holds the tool's own reason.
