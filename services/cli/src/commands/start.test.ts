@@ -202,6 +202,19 @@ describe('startAgent', () => {
     expect(await absent(paths.configFile)).toBe(true);
   });
 
+  it('a missing --config is refused with a hint to fix the path, not to run start again; nothing is written', async () => {
+    const { paths, deps, calls } = await fakeHost();
+    const missing = path.join(paths.prefix, 'missing.json');
+    const error = await startAgent(missing, deps).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'INVALID_CONFIG',
+      message: `read ${missing}: no such file`,
+      hint: `check the path given to --config, or leave --config out to keep ${paths.configFile} (a default one is written when there is none)`,
+    });
+    expect(calls).toEqual([]);
+    expect(await absent(paths.root)).toBe(true);
+  });
+
   it('a given --config is installed 0600 byte for byte', async () => {
     const { paths, deps } = await fakeHost({ answersAfterPolls: 0 });
     const config = path.join(paths.prefix, 'config.json');

@@ -4,7 +4,7 @@ import { defaultAgentConfig, readAgentConfig, readConfigFile } from '@aks-flex-n
 import { exists, pollUntil, writeFileAtomic } from '@aks-flex-node/fs';
 import { agentUnits, hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { withActivationLock } from '@aks-flex-node/lock';
-import { AgentError, isAgentError, type Logger } from '@aks-flex-node/log';
+import { AgentError, errnoCode, isAgentError, type Logger } from '@aks-flex-node/log';
 import { createHost, type Host } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { createCommandLogger } from '../command-logger.js';
@@ -69,7 +69,7 @@ export async function startAgent(
   const running = await statusIfAnswering(deps.status);
   // A config named on the command line is checked even when there is nothing
   // else to do: the operator asked to use it, and must hear that it is bad.
-  if (configPath !== undefined) await readAgentConfig(configPath);
+  if (configPath !== undefined) await readGivenConfig(configPath, paths);
   if (running !== undefined) {
     // This build, under an earlier release's plain unit (its install script
     // ran it from /usr/local/bin), is stopped first, so this process is again
@@ -156,10 +156,30 @@ async function installConfig(
     log.info({ path: paths.configFile }, 'wrote the default config');
     return;
   }
-  await readAgentConfig(source); // refuse a bad config before anything on the host changes
+  await readGivenConfig(source, paths); // refuse a bad config before anything on the host changes
   if (source === paths.configFile) return;
   await writeFileAtomic(paths.configFile, await readConfigFile(source), { mode: 0o600 });
   log.info({ path: paths.configFile, from: source }, 'installed the config');
+}
+
+/**
+ * The config named by --config, checked. A missing one gets its own hint:
+ * the config reader's ("install the agent with start") is for the installed
+ * config, and running this same start again would fail the same way.
+ */
+async function readGivenConfig(configPath: string, paths: HostPaths): Promise<void> {
+  try {
+    await readAgentConfig(configPath);
+  } catch (error) {
+    if (isAgentError(error, 'INVALID_CONFIG') && errnoCode(error.cause) === 'ENOENT') {
+      throw new AgentError('INVALID_CONFIG', error.message, {
+        path: configPath,
+        cause: error,
+        hint: `check the path given to --config, or leave --config out to keep ${paths.configFile} (a default one is written when there is none)`,
+      });
+    }
+    throw error;
+  }
 }
 
 async function statusIfAnswering(
