@@ -1,11 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { isAgentError } from '@aks-flex-node/log';
 import { requireRoot } from './require-root.js';
 
 describe('requireRoot hint (issue 24 item 5: hints run as printed)', () => {
   it('repeats the whole command line under sudo, quoted as the shell reads it', () => {
-    const geteuid = process.geteuid;
-    process.geteuid = () => 1000;
+    vi.spyOn(process, 'geteuid').mockReturnValue(1000);
     try {
       let thrown: unknown;
       try {
@@ -22,7 +21,7 @@ describe('requireRoot hint (issue 24 item 5: hints run as printed)', () => {
         "run it again as root: `sudo aks-flex-node recover-agent-upgrade --message 'the node'\\''s kubelet crashed'`",
       );
     } finally {
-      process.geteuid = geteuid;
+      vi.restoreAllMocks();
     }
   });
 });

@@ -12,9 +12,20 @@ import type { Problem } from './problem.js';
 export const daemonHint =
   'check the daemon with `systemctl status aks-flex-node-agent` and its log with `journalctl -u aks-flex-node-agent`';
 
-/** DAEMON_UNREACHABLE for a request to `socketPath` that got no answer. */
+/**
+ * DAEMON_UNREACHABLE for a request to `socketPath` that got no answer; NOT_ROOT
+ * when the socket refused this user (it is root's, 0600): the daemon may be
+ * fine, and the operator's next step is sudo, not systemctl.
+ */
 export function daemonUnreachable(socketPath: string, cause: unknown): AgentError {
   const code = errnoCode(cause);
+  if ((code === 'EACCES' || code === 'EPERM') && process.geteuid?.() !== 0) {
+    return new AgentError(
+      'NOT_ROOT',
+      `the daemon's socket ${socketPath} is root's alone, and this command does not run as root`,
+      { path: socketPath, hint: 'run the command again with sudo', cause },
+    );
+  }
   const reason =
     code === 'ENOENT'
       ? 'the socket does not exist'

@@ -27,14 +27,12 @@ export async function checkInstallDir(
   const name = 'install-dir';
   const dir = path.join(await plannedHostRoot(paths, markers), 'bin');
   const ancestor = await nearestExisting(dir);
-  try {
-    await access(ancestor, constants.W_OK);
-  } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
+  const unwritable = await whyRootCannotWrite(ancestor);
+  if (unwritable !== undefined) {
     return {
       name,
       level: 'error',
-      message: `agent install directory ${dir} cannot be created under ${ancestor}, which is required to install the agent: ${why}`,
+      message: `agent install directory ${dir} cannot be created under ${ancestor}, which is required to install the agent: ${unwritable}`,
     };
   }
   let mount;
@@ -56,6 +54,27 @@ export async function checkInstallDir(
     };
   }
   return { name, level: 'ok', message: `${dir} can be created and run programs` };
+}
+
+/**
+ * Why root could not create entries in `dir`, or undefined. The install runs
+ * as root, so that is what is judged: run as root, access() answers; run by
+ * another user (preflight changes nothing, so it needs no root), access()
+ * would say EACCES for every root-owned directory, and only a read-only
+ * mount stops root (docs/cli.md).
+ */
+async function whyRootCannotWrite(dir: string): Promise<string | undefined> {
+  if (process.geteuid?.() !== 0) {
+    // Unreadable mount facts: the noexec check below reads them again and warns.
+    const mount = await mountFacts(dir).catch(() => undefined);
+    return mount?.readOnly === true ? `${mount.mountPoint} is mounted read-only` : undefined;
+  }
+  try {
+    await access(dir, constants.W_OK);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
 }
 
 /**
