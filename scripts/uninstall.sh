@@ -126,7 +126,10 @@ confirm() {
   fi
   cat <<CONFIRM
 This removes AKS Flex Node from this host:
-  - the agent's reset runs first (units, helpers, host network state)
+  - the agent's reset runs first (units, helpers, upgrade signal)
+  - the nspawn machines kube1/kube2, and the node network the agent made
+    (LocalDNS, WireGuard and overlay interfaces, their policy routes, keys);
+    the host's own interfaces and routes are left alone
   - the binaries under $HOST_ROOT and $LEGACY_ROOT, and $HOST_ROOT itself
   - /etc/aks-flex-node, /var/lib/aks-flex-node, /var/log/aks-flex-node
 /opt/unbounded and anything else the host keeps there is left alone.
