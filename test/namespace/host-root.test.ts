@@ -30,13 +30,16 @@ describe.skipIf(unavailable !== undefined)('host-root on a private host', () => 
     const run = runOnPrivateHost(`
       legacy_install
       "$BINARY" host-root --planned
+      # docs/cli.md: not yet linked, --resolved names the empty host root, plain the files' root.
+      echo "resolved=$("$BINARY" host-root --resolved) plain=$("$BINARY" host-root)"
       [ ! -e /opt/unbounded ] || { echo "planned changed the host" >&2; exit 9; }
       ${migrateTwice} > /tmp/after.json
       echo "link=$(readlink /opt/unbounded/agent) parent=$(stat -c %a /opt/unbounded)"
       cat /tmp/after.json`);
     expect(run.status, run.stderr).toBe(0);
-    const [planned, facts] = run.stdout.trim().split('\n');
+    const [planned, unlinked, facts] = run.stdout.trim().split('\n');
     expect(planned).toBe('/usr/local');
+    expect(unlinked).toBe('resolved=/opt/unbounded/agent plain=/usr/local');
     expect(facts).toBe('link=/usr/local parent=755');
     expect(hostRootResponseSchema.parse(lastJsonLine(run))).toMatchObject({
       state: 'linked',
