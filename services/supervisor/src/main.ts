@@ -1,3 +1,4 @@
+import { describeUnknownConfigKey } from '@aks-flex-node/config';
 import {
   agentBinaryPathsUnder,
   writeUnitsForBinaries,
@@ -92,6 +93,12 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     bindings: { role: 'agent' },
   });
   ignored.logTo(log);
+  for (const unknown of startConfig.unknownKeys ?? []) {
+    log.warn(
+      { path: configFiles.configPath, key: unknown.key, closest: unknown.closest },
+      describeUnknownConfigKey(configFiles.configPath, unknown),
+    );
+  }
   const paths = hostPaths;
   const host = createHost({ log });
   // systemd sets INVOCATION_ID for the processes of a unit. Only then does the

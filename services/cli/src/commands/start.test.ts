@@ -6,7 +6,7 @@ import { statusResponseSchema, type StatusResponse } from '@aks-flex-node/api';
 import { defaultAgentConfig } from '@aks-flex-node/config';
 import { hostPathsUnder, unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { acquireActivationLock } from '@aks-flex-node/lock';
-import { AgentError, createSilentLogger } from '@aks-flex-node/log';
+import { AgentError, createLogger, createSilentLogger } from '@aks-flex-node/log';
 import type { Systemctl } from '@aks-flex-node/systemd';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startAgent, type StartDeps } from './start.js';
@@ -213,6 +213,25 @@ describe('startAgent', () => {
     });
     expect(calls).toEqual([]);
     expect(await absent(paths.root)).toBe(true);
+  });
+
+  it('a --config with a misspelled key: a warning names it and the closest known key, and the file is installed with it', async () => {
+    const { paths, deps } = await fakeHost({ answersAfterPolls: 0 });
+    const lines: string[] = [];
+    const recorded = createLogger({ destination: { write: (line: string) => lines.push(line) } });
+    const config = path.join(paths.prefix, 'config.json');
+    const bytes = `${JSON.stringify({ agent: { logLevl: 'debug' }, azure: { subscriptonId: 'x' } })}\n`;
+    await writeFile(config, bytes);
+    await startAgent(config, { ...deps, log: recorded });
+    const warnings = lines
+      .map((line) => JSON.parse(line) as { level: number; msg: string })
+      .filter((line) => line.level === 40)
+      .map((line) => line.msg);
+    expect(warnings).toEqual([
+      `${config}: agent.logLevl is not a key this release or the Go releases read (did you mean agent.logLevel?); it is kept in the file but has no effect`,
+      `${config}: azure.subscriptonId is not a key this release or the Go releases read (did you mean azure.subscriptionId?); it is kept in the file but has no effect`,
+    ]);
+    expect(await readFile(paths.configFile, 'utf8')).toBe(bytes);
   });
 
   it('a given --config is installed 0600 byte for byte', async () => {

@@ -1,6 +1,13 @@
 import { convergeHostInstall } from '@aks-flex-node/agentbinary';
 import { createApiClient, type StatusResponse } from '@aks-flex-node/api';
-import { defaultAgentConfig, readAgentConfig, readConfigFile } from '@aks-flex-node/config';
+import {
+  defaultAgentConfig,
+  describeUnknownConfigKey,
+  findUnknownConfigKeys,
+  readAgentConfig,
+  readConfigFile,
+  readConfigJson,
+} from '@aks-flex-node/config';
 import { exists, pollUntil, writeFileAtomic } from '@aks-flex-node/fs';
 import { agentUnits, hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { withActivationLock } from '@aks-flex-node/lock';
@@ -69,7 +76,7 @@ export async function startAgent(
   const running = await statusIfAnswering(deps.status);
   // A config named on the command line is checked even when there is nothing
   // else to do: the operator asked to use it, and must hear that it is bad.
-  if (configPath !== undefined) await readGivenConfig(configPath, paths);
+  if (configPath !== undefined) await readGivenConfig(configPath, paths, log);
   if (running !== undefined) {
     // This build, under an earlier release's plain unit (its install script
     // ran it from /usr/local/bin), is stopped first, so this process is again
@@ -156,7 +163,7 @@ async function installConfig(
     log.info({ path: paths.configFile }, 'wrote the default config');
     return;
   }
-  await readGivenConfig(source, paths); // refuse a bad config before anything on the host changes
+  await readAgentConfig(source); // refuse a bad config before anything on the host changes
   if (source === paths.configFile) return;
   await writeFileAtomic(paths.configFile, await readConfigFile(source), { mode: 0o600 });
   log.info({ path: paths.configFile, from: source }, 'installed the config');
@@ -167,7 +174,7 @@ async function installConfig(
  * the config reader's ("install the agent with start") is for the installed
  * config, and running this same start again would fail the same way.
  */
-async function readGivenConfig(configPath: string, paths: HostPaths): Promise<void> {
+async function readGivenConfig(configPath: string, paths: HostPaths, log: Logger): Promise<void> {
   try {
     await readAgentConfig(configPath);
   } catch (error) {
@@ -179,6 +186,13 @@ async function readGivenConfig(configPath: string, paths: HostPaths): Promise<vo
       });
     }
     throw error;
+  }
+  // A typo'd key would be ignored by every release: the operator hears so, and the key stays.
+  for (const unknown of findUnknownConfigKeys(await readConfigJson(configPath))) {
+    log.warn(
+      { path: configPath, key: unknown.key, closest: unknown.closest },
+      describeUnknownConfigKey(configPath, unknown),
+    );
   }
 }
 

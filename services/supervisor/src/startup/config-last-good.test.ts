@@ -87,6 +87,13 @@ describe('readConfigAtStart: the restore decision (issue 22, the config)', () =>
     },
   );
 
+  it('issue24#7 a key no release reads is reported with the closest known key, and the config still starts', async () => {
+    const files = await filesWith('{"agent":{"logLevl":"debug"}}\n');
+    const start = await readConfigAtStart(files);
+    expect(start.unknownKeys).toEqual([{ key: 'agent.logLevl', closest: 'agent.logLevel' }]);
+    expect(start.text).toBe('{"agent":{"logLevl":"debug"}}\n');
+  });
+
   it('a config that parses but fails the schema is the operator edit: an error, never restored', async () => {
     const files = await filesWith(schemaError, valid);
     const error = await startError(files);

@@ -1,10 +1,12 @@
 import { lstat, readFile } from 'node:fs/promises';
 import {
   configParseFailed,
+  findUnknownConfigKeys,
   parseConfigJson,
   readConfigFile,
   validateAgentConfig,
   type AgentConfig,
+  type UnknownConfigKey,
 } from '@aks-flex-node/config';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
 import { errnoCode, messageOf, type Logger } from '@aks-flex-node/log';
@@ -23,6 +25,8 @@ export interface StartConfig {
   text: string;
   /** Set when the config is not JSON and the last-good copy is to be put in its place. */
   restore?: { reason: string };
+  /** Keys of the config no release reads (typos, most likely): warned about, kept in the file. */
+  unknownKeys?: UnknownConfigKey[];
 }
 
 /**
@@ -46,7 +50,11 @@ export async function readConfigAtStart(files: ConfigFiles): Promise<StartConfig
     if (lastGood === undefined || !(await isPlainFile(files.configPath))) throw error;
     return { ...lastGood, restore: { reason: messageOf(error) } };
   }
-  return { config: validateAgentConfig(json, files.configPath), text };
+  return {
+    config: validateAgentConfig(json, files.configPath),
+    text,
+    unknownKeys: findUnknownConfigKeys(json),
+  };
 }
 
 /** The last-good copy when it is there and parses and validates; undefined otherwise (the copy is only a fallback). */
