@@ -234,6 +234,24 @@ describe('startAgent', () => {
     expect(await readFile(paths.configFile, 'utf8')).toBe(bytes);
   });
 
+  it('issue24#7 start --config NEW while the agent runs: NEW is installed and the agent restarted to read it; the same bytes again change nothing', async () => {
+    const { paths, deps, calls } = await fakeHost({ answering: true });
+    await mkdir(path.dirname(paths.configFile), { recursive: true });
+    await writeFile(paths.configFile, '{"agent":{"logLevel":"info"}}\n');
+    const config = path.join(paths.prefix, 'new-config.json');
+    const bytes = '{"agent":{"logLevel":"debug"}}\n';
+    await writeFile(config, bytes);
+
+    const outcome = await startAgent(config, deps);
+    expect(outcome.sentence).toBe(`the agent is running with the config from ${config}`);
+    expect(calls).toEqual([`restart ${unitNames.agent}`]);
+    expect(await readFile(paths.configFile, 'utf8')).toBe(bytes);
+
+    const again = await startAgent(config, deps);
+    expect(again.sentence).toBe('the agent is already running; nothing to do');
+    expect(calls).toEqual([`restart ${unitNames.agent}`]);
+  });
+
   it('a given --config is installed 0600 byte for byte', async () => {
     const { paths, deps } = await fakeHost({ answersAfterPolls: 0 });
     const config = path.join(paths.prefix, 'config.json');

@@ -83,6 +83,9 @@ export async function startAgent(
     // the one writer of the layout, then installed and started as on a
     // fresh host. Its socket answers again once the started unit does.
     if (!(await stopAgentWithoutSocket(deps))) {
+      if (configPath !== undefined && (await configDiffers(configPath, paths))) {
+        return applyConfigToRunningAgent(configPath, deps);
+      }
       return { status: running, sentence: 'the agent is already running; nothing to do' };
     }
   }
@@ -167,6 +170,43 @@ async function installConfig(
   if (source === paths.configFile) return;
   await writeFileAtomic(paths.configFile, await readConfigFile(source), { mode: 0o600 });
   log.info({ path: paths.configFile, from: source }, 'installed the config');
+}
+
+/** Whether the given config's bytes differ from the installed config's (or none is installed). */
+async function configDiffers(source: string, paths: HostPaths): Promise<boolean> {
+  if (source === paths.configFile) return false;
+  if (!(await exists(paths.configFile))) return true;
+  return (await readConfigFile(source)) !== (await readConfigFile(paths.configFile));
+}
+
+/**
+ * `start --config NEW` while the agent runs with another config: the
+ * operator asked for NEW, so it is installed (under the activation lock, so
+ * no upgrade or reset is under way) and the agent restarted to read it; the
+ * daemon reads its config only at its start. The socket stays open
+ * meanwhile, so clients wait for the new daemon rather than fail.
+ */
+async function applyConfigToRunningAgent(
+  configPath: string,
+  deps: StartDeps,
+): Promise<StartOutcome> {
+  const { paths, log, host } = deps;
+  await withActivationLock(
+    {
+      lockPath: paths.activationLock,
+      goLockPath: paths.goUpgradeLock,
+      log,
+      purpose: 'the new config',
+    },
+    () => installConfig(paths, log, configPath),
+  );
+  await host.systemctl.restart(unitNames.agent);
+  log.info(
+    { unit: unitNames.agent, config: configPath },
+    'restarted the agent with the new config',
+  );
+  const status = await waitForDaemon(deps, deps.answerTimeoutMs ?? 60_000);
+  return { status, sentence: `the agent is running with the config from ${configPath}` };
 }
 
 /**
