@@ -196,7 +196,7 @@ async function applyConfigToRunningAgent(
       lockPath: paths.activationLock,
       goLockPath: paths.goUpgradeLock,
       log,
-      purpose: 'the new config',
+      purpose: 'installing the new config',
     },
     () => installConfig(paths, log, configPath),
   );
