@@ -2,33 +2,20 @@ import { describeUnknownConfigKey } from '@aks-flex-node/config';
 import {
   agentBinaryPathsUnder,
   writeUnitsForBinaries,
-  convergeHostInstall,
   guardLegacySeed,
   refuseUnfinishedMove,
-  sweepUpgradeLeftovers,
 } from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
-import {
-  hostRootState,
-  loadRecordedDigests,
-  recordDigest,
-  resolveHostRoot,
-  type MoveHost,
-} from '@aks-flex-node/hostroot';
+import { resolveHostRoot, type MoveHost } from '@aks-flex-node/hostroot';
 import { isActivationLockHeld } from '@aks-flex-node/lock';
 import {
   createIpNetworkEffects,
   createSystemdResetEffects,
   isSystemdBooted,
 } from '@aks-flex-node/reset';
-import {
-  configLastGoodFor,
-  hostPaths,
-  temporaryFilePlaces,
-  unitNames,
-} from '@aks-flex-node/layout';
-import { createLogger, type Logger } from '@aks-flex-node/log';
-import { fileDigest, restoreFileDigests, saveFileDigests } from '@aks-flex-node/fs';
+import { configLastGoodFor, hostPaths, unitNames } from '@aks-flex-node/layout';
+import { createLogger } from '@aks-flex-node/log';
+import { fileDigest } from '@aks-flex-node/fs';
 import { rewriteNspawnHooks } from '@aks-flex-node/nspawn';
 import { createHost } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
@@ -41,16 +28,9 @@ import { createResetService } from './reset/reset-service.js';
 import { createSelfDaemonStopper, createSystemdDaemonStopper } from './reset/stop-daemon.js';
 import { createNspawnHooksService } from './nspawn-hooks-service.js';
 import { createDaemonMoveHost } from './startup/daemon-move-host.js';
-import {
-  describeConfigRestore,
-  keepConfigLastGood,
-  readConfigAtStart,
-  restoreConfigFromLastGood,
-} from './startup/config-last-good.js';
-import { sweepTemporaryFiles } from './startup/sweep-temporary-files.js';
-import { monotonicMs, recordAgentStart } from './upgrade/start-limit.js';
+import { keepConfigLastGood, readConfigAtStart } from './startup/config-last-good.js';
+import { prepareHost, saveFileDigestsForNextStart } from './startup/prepare-host.js';
 import { runStartSequence } from './startup/start-sequence.js';
-import { refreshNspawnLifecycleHelper, repairLocalDnsUnit } from './startup/refresh-host-assets.js';
 import { createStartupGate } from './startup/startup-gate.js';
 import { createStopRequest, runDaemon, waitForStopSignal } from './run-daemon.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
@@ -219,78 +199,19 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     upgrades,
     reset,
     prepareHost: async () => {
-      // First, under the guard: a second daemon refused before it could
-      // touch the config. Status shows the restore until the next start.
-      if (startConfig.restore !== undefined) {
-        const { reason } = startConfig.restore;
-        const setAsideAs = await restoreConfigFromLastGood(
-          configFiles,
-          startConfig.text,
-          reason,
-          log,
-          () => host.wallClock(),
-        );
-        if (setAsideAs !== undefined) {
-          gate.noteProblem(describeConfigRestore(configFiles, setAsideAs, reason));
-        }
-      }
-      // Each start under systemd is one its start limit counts; recorded so a
-      // planned restart can be spaced where reset-failed is refused.
-      if (managedBySystemd) await recordAgentStart(paths.agentStarts, monotonicMs());
-      const executable = await host.runningExecutable();
-      // The digests an earlier daemon of this boot took: a restart finds the
-      // helper and the executable unchanged by their identity, without reading
-      // them (260-390 MB, most of a start's time before this record).
-      await restoreFileDigests(fileDigestCache);
-      await convergeHostInstall({
+      startupRoot = await prepareHost({
         paths,
         log,
-        executable,
-        ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
-      });
-      startupRoot = await resolveHostRoot(paths);
-      // Before it serves, and after the install converged (so the slots' directory
-      // exists): an earlier daemon killed mid-download or mid-extraction left
-      // temporary files nobody else removes, and repeated crashes fill the disk.
-      await sweepUpgradeLeftovers(
-        {
-          slotDir: agentBinaryPathsUnder(paths.root).slotDir,
-          downloadsDir: paths.downloadsDir,
-          stateDir: paths.stateDir,
+        host,
+        managedBySystemd,
+        configFiles,
+        startConfig,
+        fileDigestCache,
+        noteProblem: (problem) => {
+          gate.noteProblem(problem);
         },
-        log,
-      );
-      // Before the helper is refreshed: a stopped install of it leaves its
-      // temporary copy (131 MB) beside it, and the refresh writes another.
-      await sweepTemporaryFiles({
-        paths,
-        places: temporaryFilePlaces(paths),
-        log,
+        noteStartupFailure,
       });
-      noteStartupFailure(await refreshNspawnLifecycleHelper(paths, log, executable));
-      // Nothing from here to the start sequence changes the root's state.
-      const rootState = await hostRootState(paths);
-      if (rootState === 'installed') {
-        noteStartupFailure(
-          await repairLocalDnsUnit(
-            paths,
-            startupRoot,
-            log,
-            managedBySystemd ? host.systemctl : undefined,
-          ),
-        );
-      }
-      // Every daemon that runs on a linked host records itself: the move
-      // waits until current and last-good are both binaries that know the root.
-      // A digest recorded already is not written again, and a restart knows
-      // the executable's digest by its identity, so nothing is read.
-      if (
-        rootState === 'linked' &&
-        !(await loadRecordedDigests(paths.hostRootAgentDigests)).has(await fileDigest(executable))
-      ) {
-        await recordDigest(paths.hostRootAgentDigests, executable);
-      }
-      await saveFileDigestsForNextStart(fileDigestCache, log);
     },
     startSequence: (stopped) =>
       runStartSequence(
@@ -364,16 +285,4 @@ function refreshingAfterEachStep(view: HostView, moveHost: MoveHost): MoveHost {
     rewriteUnits: thenRefresh((root: string) => moveHost.rewriteUnits(root)),
     queueRestart: thenRefresh(() => moveHost.queueRestart()),
   };
-}
-
-/** Writes the digests this start took for the next one; only an optimisation, so a failure is a warning. */
-async function saveFileDigestsForNextStart(record: string, log: Logger): Promise<void> {
-  try {
-    await saveFileDigests(record);
-  } catch (error) {
-    log.warn(
-      { err: error, path: record },
-      'could not record the file digests; the next start hashes the executable again',
-    );
-  }
 }
