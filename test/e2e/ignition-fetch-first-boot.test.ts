@@ -86,6 +86,9 @@ describeWithProduct(
         {
           variant: 'acl',
           name: 'ign-fetch',
+          // Ignition provisions this host at its first boot, before the harness
+          // could lay a node out; one laid out afterwards would overwrite it.
+          node: { empty: 'the first boot provisions the node itself' },
           bootTimeoutMs: 300_000,
           provision: (merged) => {
             writeIgnitionToDisk(merged, config);
