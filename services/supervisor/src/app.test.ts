@@ -15,7 +15,7 @@ import { createLogger, createSilentLogger, type Logger } from '@aks-flex-node/lo
 import { buildApp } from './app.js';
 import type { ResetService } from './reset/reset-service.js';
 import type { SupervisorDeps } from './deps.js';
-import { createHostView, hostViewMaxAgeMs, hostViewQuietMs } from './host-view.js';
+import { createHostView } from './host-view.js';
 import { createMutationQueue } from './mutation-queue.js';
 import { stopAccepting, watchConnections } from './socket/connection-drain.js';
 import { createStartupGate, type StartupGate } from './startup/startup-gate.js';
@@ -124,7 +124,6 @@ async function build(
       isLockHeld: () => Promise.resolve(false),
       queue,
       log,
-      now: () => fake.clock,
     }),
     startup: gate,
     daemon: {
@@ -451,11 +450,11 @@ describe('supervisor API', () => {
   });
 });
 
-describe('GET /v1/status answers from the view the daemon keeps', () => {
+describe('GET /v1/status looks at the host at each read', () => {
   const readStatus = async () =>
     statusResponseSchema.parse((await app.inject({ method: 'GET', url: '/v1/status' })).json());
 
-  it('shows a change made through the mutation queue, without reading the host per request', async () => {
+  it('shows a change made through the mutation queue', async () => {
     await build({ migrateTo: moved });
     expect((await readStatus()).hostRoot.state).toBe('linked');
     const migrated = await app.inject({
@@ -464,31 +463,16 @@ describe('GET /v1/status answers from the view the daemon keeps', () => {
       payload: {},
     });
     expect(migrated.statusCode).toBe(200);
-    const describesAfterMigration = fake.describes;
-    for (let i = 0; i < 5; i++) {
-      const status = await readStatus();
-      expect(status.hostRoot).toEqual(moved);
-      expect(status.activationInProgress).toBe(false);
-    }
-    expect(fake.describes).toBe(describesAfterMigration);
+    const status = await readStatus();
+    expect(status.hostRoot).toEqual(moved);
+    expect(status.activationInProgress).toBe(false);
   });
 
-  it('shows a change made outside the daemon once the view is refreshed', async () => {
+  it('shows a change made outside the daemon at the next read', async () => {
     await build();
     expect((await readStatus()).hostRoot.state).toBe('linked');
-    // An offline tool moved the host: the kept view does not know yet.
+    // An offline tool moved the host.
     fake.host = moved;
-    expect((await readStatus()).hostRoot.state).toBe('linked');
-    // A read of a view older than the refresh interval starts a refresh; later reads see it.
-    fake.clock += hostViewMaxAgeMs + 1;
-    await expect.poll(async () => (await readStatus()).hostRoot.state).toBe('installed');
-  });
-
-  it('the first read after a quiet spell shows the host as it is now', async () => {
-    await build();
-    expect((await readStatus()).hostRoot.state).toBe('linked');
-    fake.host = moved;
-    fake.clock += hostViewQuietMs + 1;
     expect((await readStatus()).hostRoot.state).toBe('installed');
   });
 });
@@ -520,7 +504,7 @@ async function exchange(
 }
 
 describe('GET /v1/status on the listening socket', () => {
-  // Every request fastify routes; one the fast path answers never reaches it.
+  // Every request fastify routes: all of them, status polls included.
   let routed: string[];
   let socketPath: string;
 
@@ -531,9 +515,6 @@ describe('GET /v1/status on the listening socket', () => {
       routed.push(request.url);
       done();
     });
-    // The daemon fills its host view before it serves (main.ts); this first read does here.
-    await app.inject({ method: 'GET', url: '/v1/status' });
-    routed = [];
     socketPath = path.join(tmp, 'agent.sock');
     // As the daemon does (socket/listen.ts): shutdown's drain follows the connections.
     watchConnections(app.server);
@@ -545,58 +526,35 @@ describe('GET /v1/status on the listening socket', () => {
     return connection;
   };
   const get = (url: string) => `GET ${url} HTTP/1.1\r\nHost: agent\r\n\r\n`;
-  // The Date header is the clock's; everything else must match byte for byte.
-  const withoutDate = (headers: string[]) => headers.filter((line) => !/^date:/i.test(line));
 
-  it('answers a plain poll ahead of fastify with the bytes the route sends', async () => {
+  it('fastify routes a plain poll and answers it with the schema-checked JSON', async () => {
     await listen();
     const connection = await connect();
     try {
-      const fast = await exchange(connection, get('/v1/status'));
-      expect(routed).toEqual([]);
-      // A query string is not the fast path's: fastify's route answers it.
-      const routedAnswer = await exchange(connection, get('/v1/status?from=test'));
-      expect(routed).toEqual(['/v1/status?from=test']);
-      expect(fast.status).toBe(200);
-      expect(withoutDate(fast.headers)).toEqual(withoutDate(routedAnswer.headers));
-      expect(fast.headers).toContain('content-type: application/json; charset=utf-8');
-      expect(fast.body).toBe(routedAnswer.body);
-      expect(statusResponseSchema.parse(JSON.parse(fast.body)).daemon.uptimeSeconds).toBe(2.5);
+      const answer = await exchange(connection, get('/v1/status'));
+      expect(routed).toEqual(['/v1/status']);
+      expect(answer.status).toBe(200);
+      expect(answer.headers).toContain('content-type: application/json; charset=utf-8');
+      expect(statusResponseSchema.parse(JSON.parse(answer.body)).daemon.uptimeSeconds).toBe(2.5);
     } finally {
       connection.destroy();
     }
   });
 
-  it("keeps fastify's server timeouts on the server it makes", async () => {
+  it("keeps fastify's server timeouts", async () => {
     await listen();
     // fastify's default keep-alive and the request timeout buildApp sets.
     expect(app.server.keepAliveTimeout).toBe(72_000);
     expect(app.server.requestTimeout).toBe(120_000);
   });
 
-  it('leaves to fastify a poll whose host view must be refreshed first, and answers it fresh', async () => {
-    await listen();
-    const connection = await connect();
-    try {
-      await exchange(connection, get('/v1/status'));
-      fake.host = moved;
-      fake.clock += hostViewQuietMs + 1;
-      const answer = await exchange(connection, get('/v1/status'));
-      expect(routed).toEqual(['/v1/status']);
-      expect(statusResponseSchema.parse(JSON.parse(answer.body)).hostRoot.state).toBe('installed');
-    } finally {
-      connection.destroy();
-    }
-  });
-
-  it('leaves an answer outside the schema to fastify, which refuses and logs it as any route', async () => {
+  it('refuses an answer outside the schema and logs it with the request id, as any route', async () => {
     const { log, lines } = capturedLog();
     const gate = openGate();
     await listen({ log, gate: { ...gate, view: () => ({ gate: 'ajar' }) as never } });
     const connection = await connect();
     try {
       const answer = await exchange(connection, get('/v1/status'));
-      expect(routed).toEqual(['/v1/status']);
       expect(answer.status).toBe(500);
       expect(problemSchema.parse(JSON.parse(answer.body)).code).toBe('INTERNAL');
       expect(lines.some((line) => line.level === 50 && line.reqId !== undefined)).toBe(true);
@@ -605,7 +563,7 @@ describe('GET /v1/status on the listening socket', () => {
     }
   });
 
-  it('leaves to fastify a poll that arrives once the server stops accepting', async () => {
+  it('answers a poll that arrives once the server stops accepting', async () => {
     await listen();
     const connection = await connect();
     try {
@@ -613,7 +571,7 @@ describe('GET /v1/status on the listening socket', () => {
       await stopAccepting(app.server);
       const answer = await exchange(connection, get('/v1/status'));
       expect(answer.status).toBe(200);
-      expect(routed).toEqual(['/v1/status']);
+      expect(routed).toEqual(['/v1/status', '/v1/status']);
     } finally {
       connection.destroy();
     }

@@ -11,16 +11,12 @@ import { apiRoutes, requestBodyLimitBytes } from '@aks-flex-node/api';
 import type { SupervisorDeps } from './deps.js';
 import { answerClientError } from './client-error.js';
 import { handleError } from './error-handler.js';
-import { parseJsonBody } from './parse-json-body.js';
-import { lazyRequestLoggerFactory } from './request-logger.js';
 import { agentUpgradeRoutes } from './routes/agent-upgrades.js';
 import { hostRootRoutes } from './routes/host-root.js';
 import { nspawnHookRoutes } from './routes/nspawn-hooks.js';
 import { operationEventRoutes } from './routes/operation-events.js';
 import { resetRoutes } from './routes/reset.js';
-import { createStatusAnswer } from './routes/status-answer.js';
 import { statusRoutes } from './routes/status.js';
-import { statusFastPathServer } from './socket/status-fast-path.js';
 import { zodSerializerCompiler, zodValidatorCompiler } from './routes/zod-type-provider.js';
 
 /** The fastify options that decide how the daemon's shutdown treats requests. */
@@ -32,7 +28,6 @@ export const shutdownServerOptions = { return503OnClosing: false } as const;
  * turns every error into problem+json.
  */
 export async function buildApp(deps: SupervisorDeps): Promise<FastifyInstance> {
-  const status = createStatusAnswer(deps);
   // Typed as fastify's base logger so the instance is a plain FastifyInstance.
   const loggerInstance: FastifyBaseLogger = deps.log;
   const app = fastify({
@@ -47,8 +42,6 @@ export async function buildApp(deps: SupervisorDeps): Promise<FastifyInstance> {
     ...shutdownServerOptions,
     // Status polls would flood the journal; refusals and failures are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
-    // `request.log` is made when a request first logs, which a status poll never does.
-    childLoggerFactory: lazyRequestLoggerFactory,
     // Errors raised before routing (a bad URL, an over-long id) and before
     // fastify (oversized headers, a timeout) answer problem+json like the rest.
     frameworkErrors: (error, request, reply) => {
@@ -58,21 +51,11 @@ export async function buildApp(deps: SupervisorDeps): Promise<FastifyInstance> {
     clientErrorHandler: (error, socket) => {
       answerClientError(error, socket, deps.log);
     },
-    // Status polls are answered ahead of fastify when they can be (see the factory).
-    serverFactory: statusFastPathServer(status),
   });
   // Each route declares its body, params and responses as zod schemas.
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(zodSerializerCompiler);
   app.setErrorHandler(handleError);
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, text, done) => {
-    try {
-      done(null, parseJsonBody(text as string));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
   // The startup gate: reads are always served; a change is refused at once
   // while the daemon starts, moves its files or waits to be replaced, never
   // left waiting. Recovery is exempt: it is what brings back a failed upgrade.
@@ -107,7 +90,7 @@ export async function buildApp(deps: SupervisorDeps): Promise<FastifyInstance> {
       reply,
     ),
   );
-  await app.register(statusRoutes(status));
+  await app.register(statusRoutes(deps));
   await app.register(hostRootRoutes(deps));
   await app.register(agentUpgradeRoutes(deps));
   await app.register(operationEventRoutes(deps));

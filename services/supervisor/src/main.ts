@@ -6,7 +6,7 @@ import {
   refuseUnfinishedMove,
 } from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
-import { resolveHostRoot, type MoveHost } from '@aks-flex-node/hostroot';
+import { resolveHostRoot } from '@aks-flex-node/hostroot';
 import { isActivationLockHeld } from '@aks-flex-node/lock';
 import {
   createIpNetworkEffects,
@@ -19,10 +19,9 @@ import { fileDigest } from '@aks-flex-node/fs';
 import { rewriteNspawnHooks } from '@aks-flex-node/nspawn';
 import { createHost } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
-import { applyDaemonV8Flags } from './daemon-v8-flags.js';
 import { createHostRootService } from './host-root-service.js';
 import { ignoreSignals } from './ignored-signals.js';
-import { createHostView, type HostView } from './host-view.js';
+import { createHostView } from './host-view.js';
 import { createMutationQueue } from './mutation-queue.js';
 import { createResetService } from './reset/reset-service.js';
 import { createSelfDaemonStopper, createSystemdDaemonStopper } from './reset/stop-daemon.js';
@@ -55,7 +54,6 @@ export interface SupervisorOptions {
  * before the first effect. Resolves with the exit code.
  */
 export async function runSupervisor(options: SupervisorOptions): Promise<number> {
-  applyDaemonV8Flags();
   // First, so a SIGTERM during start-up still ends in a clean close, and a
   // SIGHUP or SIGUSR2 then is ignored rather than ending the daemon.
   const stop = createStopRequest(waitForStopSignal());
@@ -152,13 +150,12 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     now: () => host.wallClock(),
   });
   const hostRoot = createHostRootService(paths, log);
-  // Status reads this; it refreshes after every mutation of the queue and each move step.
+  // Status looks at the host through this at every read.
   const hostView = createHostView({
     describeHostRoot: () => hostRoot.describe(),
     isLockHeld: () => isActivationLockHeld(paths.activationLock),
     queue,
     log,
-    now: () => host.now(),
   });
   const nspawnHooks = createNspawnHooksService({
     paths,
@@ -167,20 +164,17 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
   });
   const gate = createStartupGate();
-  const moveHost = refreshingAfterEachStep(
-    hostView,
-    createDaemonMoveHost({
-      paths,
-      log,
-      restart,
-      ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
-      // The machines' hooks name the helper under the root the units now name,
-      // installed from this binary first, so no hook names a stale helper.
-      refreshNspawnHooks: async (root) => {
-        await rewriteNspawnHooks(root, paths, log, { executable: await host.runningExecutable() });
-      },
-    }),
-  );
+  const moveHost = createDaemonMoveHost({
+    paths,
+    log,
+    restart,
+    ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
+    // The machines' hooks name the helper under the root the units now name,
+    // installed from this binary first, so no hook names a stale helper.
+    refreshNspawnHooks: async (root) => {
+      await rewriteNspawnHooks(root, paths, log, { executable: await host.runningExecutable() });
+    },
+  });
   // Resolved after Migrate: the root this daemon's paths name.
   let startupRoot = paths.root;
   // What this start could not refresh (helper, LocalDNS unit): a pending
@@ -236,8 +230,6 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         stopped,
       ),
     buildApp: async (daemon) => {
-      // The host as prepareHost left it, before the first request.
-      await hostView.refresh();
       // The config this daemon got to serving with is the one a torn write
       // later converges back to.
       await keepConfigLastGood(configFiles, startConfig.text, log);
@@ -261,28 +253,4 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
       });
     },
   });
-}
-
-/**
- * The move host with a refresh of the status view after the steps that mark
- * its progress (the copy verified, the units rewritten, the restart queued),
- * so status follows the host-root move as it goes; the move as a whole runs
- * in the mutation queue, which refreshes once more when it ends.
- */
-function refreshingAfterEachStep(view: HostView, moveHost: MoveHost): MoveHost {
-  const thenRefresh =
-    <A extends unknown[]>(step: (...args: A) => Promise<void>) =>
-    async (...args: A): Promise<void> => {
-      try {
-        await step(...args);
-      } finally {
-        await view.refresh();
-      }
-    };
-  return {
-    ...moveHost,
-    verify: thenRefresh((root: string) => moveHost.verify(root)),
-    rewriteUnits: thenRefresh((root: string) => moveHost.rewriteUnits(root)),
-    queueRestart: thenRefresh(() => moveHost.queueRestart()),
-  };
 }

@@ -30,13 +30,6 @@ export interface MutationQueue {
   ): Promise<T>;
   /** Whether a mutation of this daemon is running now. */
   isBusy(): boolean;
-  /**
-   * Calls `listener` after every mutation, once its lock is released and
-   * before its caller learns the outcome, so what a reader sees next already
-   * includes the change (the kept status view refreshes here). A listener
-   * must not reject.
-   */
-  onSettled(listener: () => Promise<void>): void;
 }
 
 /**
@@ -53,7 +46,6 @@ export function createMutationQueue(options: {
   staleMs?: number;
 }): MutationQueue {
   let running: string | undefined;
-  const settledListeners: (() => Promise<void>)[] = [];
   const run = async <T>(purpose: string, work: () => Promise<T>): Promise<T> => {
     if (running !== undefined) {
       throw new AgentError(
@@ -78,14 +70,10 @@ export function createMutationQueue(options: {
       }
     } finally {
       running = undefined;
-      for (const listener of settledListeners) await listener();
     }
   };
   return {
     isBusy: () => running !== undefined,
-    onSettled: (listener) => {
-      settledListeners.push(listener);
-    },
     run,
     start: async <T, A = void>(
       purpose: string,

@@ -126,7 +126,6 @@ beforeEach(async () => {
       read: () => {
         throw new Error('status is not read by these tests');
       },
-      refresh: () => Promise.resolve(),
     },
     daemon: {
       pid: 1,

@@ -70,7 +70,6 @@ beforeEach(async () => {
       read: () => {
         throw new Error('status is not read by these tests');
       },
-      refresh: () => Promise.resolve(),
     },
     daemon: { pid: 1, startedAt: 0, executable, socket: 'self-bound', socketPath: paths.socket },
     now: () => 0,

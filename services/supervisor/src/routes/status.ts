@@ -1,25 +1,54 @@
 import type { FastifyInstance } from 'fastify';
-import { apiRoutes, statusResponseSchema } from '@aks-flex-node/api';
-import type { StatusAnswer } from './status-answer.js';
+import { apiRoutes, statusResponseSchema, type StatusResponse } from '@aks-flex-node/api';
+import type { SupervisorDeps } from '../deps.js';
 import type { ZodTypeProvider } from './zod-type-provider.js';
+
+/** What the status route reads. */
+export type StatusDeps = Pick<
+  SupervisorDeps,
+  'daemon' | 'now' | 'version' | 'startup' | 'hostView'
+> & {
+  operations: Pick<SupervisorDeps['operations'], 'running' | 'lastFinished'>;
+  upgrades: Pick<SupervisorDeps['upgrades'], 'machineCopyView'>;
+};
 
 /**
  * `GET /v1/status`. A read: it never waits for the activation lock, and it
- * answers from the host view the daemon keeps (see host-view.ts), so a
- * status poll costs no filesystem access. Synchronous when the view is
- * fresh: fastify sends a plain return value without a promise round trip.
- * On a listening daemon most polls are answered before fastify by the
- * server's fast path, with the same answer; this route takes the rest (a
- * view to refresh first, a query string, HEAD, a daemon shutting down).
+ * looks at the host as it is now (host-view.ts).
  */
-export function statusRoutes(status: StatusAnswer) {
+export function statusRoutes(deps: StatusDeps) {
   return (app: FastifyInstance): Promise<void> => {
     app.withTypeProvider<ZodTypeProvider>().route({
       ...apiRoutes.status,
       schema: { response: { 200: statusResponseSchema } },
-      serializerCompiler: () => status.serialize as (data: unknown) => string,
-      handler: () => status.read(),
+      handler: () => statusAnswer(deps),
     });
     return Promise.resolve();
+  };
+}
+
+async function statusAnswer(deps: StatusDeps): Promise<StatusResponse> {
+  const host = await deps.hostView.read();
+  const machineCopy = deps.upgrades.machineCopyView();
+  const running = deps.operations.running();
+  const last = deps.operations.lastFinished();
+  const operations = {
+    ...(running === undefined ? {} : { running }),
+    ...(last === undefined ? {} : { last }),
+  };
+  return {
+    daemon: {
+      pid: deps.daemon.pid,
+      uptimeSeconds: Math.max(0, (deps.now() - deps.daemon.startedAt) / 1000),
+      executable: deps.daemon.executable,
+      socket: deps.daemon.socket,
+      socketPath: deps.daemon.socketPath,
+    },
+    version: deps.version,
+    hostRoot: host.hostRoot,
+    activationInProgress: host.activationInProgress,
+    startup: deps.startup.view(),
+    ...(machineCopy === undefined ? {} : { machineCopy }),
+    ...(running === undefined && last === undefined ? {} : { operations }),
   };
 }

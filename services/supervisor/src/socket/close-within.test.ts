@@ -3,12 +3,11 @@ import { connect, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fastify, type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import { fastify, type FastifyInstance } from 'fastify';
 import { createSilentLogger } from '@aks-flex-node/log';
 import { shutdownServerOptions } from '../app.js';
 import { closeWithin } from './close-within.js';
 import { listenOn } from './listen.js';
-import { statusFastPathServer } from './status-fast-path.js';
 
 // A daemon stopping for a restart must answer every connection it accepted:
 // a connection it cuts off unanswered is a request refused, though systemd
@@ -24,34 +23,13 @@ let releaseSlow: () => void;
 let slowEntered: Promise<void>;
 const clients: Socket[] = [];
 
-/**
- * The servers closeWithin must drain: the one the daemon serves on, made by
- * its factory (fastify closes such a server's connections only when it
- * listened on it itself), and fastify's own. The stub answers no status
- * poll itself, so every request here goes through fastify.
- */
-const servers: [string, FastifyServerFactory | undefined][] = [
-  [
-    "the daemon's server",
-    statusFastPathServer({
-      read: () => Promise.reject(new Error('no status here')),
-      serialize: () => '',
-      bodyNow: () => undefined,
-    }),
-  ],
-  ["fastify's own server", undefined],
-];
-
-async function start(serverFactory: FastifyServerFactory | undefined): Promise<void> {
+async function start(): Promise<void> {
   tmp = await mkdtemp(path.join(os.tmpdir(), 'close-within-'));
   socketPath = path.join(tmp, 'run/agent.sock');
   let enter: () => void = () => undefined;
   slowEntered = new Promise((resolve) => (enter = resolve));
   const released = new Promise<void>((resolve) => (releaseSlow = resolve));
-  app = fastify({
-    ...shutdownServerOptions,
-    ...(serverFactory === undefined ? {} : { serverFactory }),
-  });
+  app = fastify(shutdownServerOptions);
   app.get('/fast', () => ({ ok: true }));
   app.get('/slow', async () => {
     enter();
@@ -101,9 +79,10 @@ function statusLines(text: string): string[] {
   return text.match(/HTTP\/1\.1 \d{3} [A-Za-z ]+/g) ?? [];
 }
 
-describe.each(servers)('closeWithin, on %s', (_name, serverFactory) => {
+// The daemon listens on fastify's server through listen.ts, not fastify's listen().
+describe('closeWithin', () => {
   beforeEach(async () => {
-    await start(serverFactory);
+    await start();
   });
 
   it('closes a kept-alive connection that is idle at once, and returns once it has closed', async () => {

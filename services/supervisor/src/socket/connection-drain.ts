@@ -77,10 +77,10 @@ export async function stopAccepting(server: Server): Promise<void> {
  * What http.Server's own close adds once {@link stopAccepting} has closed
  * the listener: kept-alive connections that are idle are closed at once, and
  * it resolves once every connection has closed. Fastify's close does this
- * only for a server it listened on itself or made itself; the daemon's is
- * neither (it comes from socket/status-fast-path.ts and listens through
- * listen.ts), and without this an idle keep-alive client held the old
- * daemon's exit by half a second during an upgrade.
+ * only for a server it listened on itself; the daemon's listens through
+ * listen.ts (a socket systemd passes, or one it binds under its umask), and
+ * without this an idle keep-alive client held the old daemon's exit by half
+ * a second during an upgrade.
  */
 export function closeConnections(server: Server): Promise<void> {
   return new Promise((resolve) => {
