@@ -6,8 +6,10 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import {
+  apiRoutes,
   problemSchema,
   requestBodyLimitBytes as bodyLimitBytes,
+  routePath,
   statusResponseSchema,
   type HostRootResponse,
 } from '@aks-flex-node/api';
@@ -384,6 +386,29 @@ describe('supervisor API', () => {
     expect(refused.detail).toContain('POST /v1/nope');
     const missing = expectProblem(await app.inject({ method: 'GET', url: '/v1/nope' }), 404);
     expect(missing.code).toBe('NOT_FOUND');
+  });
+
+  it('a shut gate refuses exactly the gated changes: migrate, an upgrade, a cancel', async () => {
+    await build({ gate: createStartupGate() });
+    const gated = new Set<string>([
+      apiRoutes.migrateHostRoot.url,
+      apiRoutes.beginAgentUpgrade.url,
+      apiRoutes.cancelOperation.url,
+    ]);
+    for (const route of Object.values(apiRoutes)) {
+      const response = await app.inject({
+        method: route.method,
+        url: routePath(route, { id: 'op-1', machine: 'kube1' }),
+        ...(route.method === 'POST' ? { payload: {} } : {}),
+      });
+      const refused =
+        response.statusCode === 503 &&
+        problemSchema.parse(response.json()).code === 'DAEMON_NOT_READY';
+      expect({ route: `${route.method} ${route.url}`, refused }).toEqual({
+        route: `${route.method} ${route.url}`,
+        refused: gated.has(route.url) && route.method !== 'GET',
+      });
+    }
   });
 
   it('a shut gate lets recovery through to its route', async () => {

@@ -4,14 +4,13 @@ import {
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyRequest,
-  type onRequestHookHandler,
-  type RouteOptions,
 } from 'fastify';
-import { apiRoutes, requestBodyLimitBytes } from '@aks-flex-node/api';
+import { requestBodyLimitBytes } from '@aks-flex-node/api';
 import type { SupervisorDeps } from './deps.js';
 import { answerClientError } from './client-error.js';
 import { handleError } from './error-handler.js';
 import { agentUpgradeRoutes } from './routes/agent-upgrades.js';
+import { gatedRoutes } from './routes/gated-routes.js';
 import { hostRootRoutes } from './routes/host-root.js';
 import { nspawnHookRoutes } from './routes/nspawn-hooks.js';
 import { operationEventRoutes } from './routes/operation-events.js';
@@ -24,8 +23,10 @@ export const shutdownServerOptions = { return503OnClosing: false } as const;
 
 /**
  * Builds the API without binding anything, so tests drive it with inject().
- * One plugin per resource, each route carrying its schemas; the error handler
- * turns every error into problem+json.
+ * One plugin per resource, each route carrying its schemas; the changes the
+ * startup gate guards in one encapsulated plugin of their own
+ * (routes/gated-routes.ts); the error handler turns every error into
+ * problem+json.
  */
 export async function buildApp(deps: SupervisorDeps): Promise<FastifyInstance> {
   // Typed as fastify's base logger so the instance is a plain FastifyInstance.
@@ -56,25 +57,6 @@ export async function buildApp(deps: SupervisorDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(zodSerializerCompiler);
   app.setErrorHandler(handleError);
-  // The startup gate: reads are always served; a change is refused at once
-  // while the daemon starts, moves its files or waits to be replaced, never
-  // left waiting. Recovery is exempt: it is what brings back a failed upgrade.
-  // So is reset: it takes the activation lock (so it never overlaps a move
-  // in progress) and then stops this daemon, which is what an operator who
-  // resets a held host wants. So is the nspawn pre-start hook's request: the
-  // kubelet machine starts right after the agent at boot and must not lose
-  // its hooks to the daemon's stability interval (the Go releases' pre-start
-  // needed no daemon at all); it too takes the activation lock, and writes
-  // only hooks naming a helper it has just installed under the root as it
-  // resolves then, which is right in every state the gate holds for.
-  // The gate is an onRequest hook of the routes it guards only, so a read
-  // (a status poll above all) runs no hook at all.
-  const gate: onRequestHookHandler = (request, _reply, done) => {
-    done(deps.startup.refusal(`${request.method} ${request.url}`));
-  };
-  app.addHook('onRoute', (route) => {
-    if (!isGateExempt(route)) route.onRequest = [gate, ...asArray(route.onRequest)];
-  });
   app.setNotFoundHandler(async (request, reply) =>
     handleError(
       // An unknown change is refused by a shut gate as a known one is, before it is not found.
@@ -96,26 +78,10 @@ export async function buildApp(deps: SupervisorDeps): Promise<FastifyInstance> {
   await app.register(operationEventRoutes(deps));
   await app.register(resetRoutes(deps));
   await app.register(nspawnHookRoutes(deps));
+  await app.register(gatedRoutes(deps));
   return app;
 }
 
-const gateExemptUrls: ReadonlySet<string> = new Set([
-  apiRoutes.recover.url,
-  apiRoutes.beginReset.url,
-  apiRoutes.regenerateNspawnHooks.url,
-]);
-
 function isReadMethod(method: FastifyRequest['method']): boolean {
   return method === 'GET' || method === 'HEAD';
-}
-
-/** A read, or one of the changes the startup gate lets through (see buildApp). */
-function isGateExempt(route: RouteOptions): boolean {
-  const methods = Array.isArray(route.method) ? route.method : [route.method];
-  return methods.every(isReadMethod) || gateExemptUrls.has(route.url);
-}
-
-function asArray<T>(value: T | T[] | undefined): T[] {
-  if (value === undefined) return [];
-  return Array.isArray(value) ? value : [value];
 }

@@ -12,20 +12,13 @@ import { operationNotFound } from './operation-not-found.js';
 import type { ZodTypeProvider } from './zod-type-provider.js';
 
 /**
- * `POST /v1/agent-upgrades` (a mutation: 202 once it holds the lock, 409 at
- * once when another runs), `GET /v1/operations/{id}`, `DELETE
- * /v1/operations/{id}` (cancel, before the switch), and `POST /v1/recovery`
- * for the recovery shim. The event stream is its own plugin.
+ * `GET /v1/operations/{id}`, and `POST /v1/recovery` for the recovery shim:
+ * a change, but not behind the startup gate, since it is what brings back a
+ * failed upgrade. The event stream is its own plugin.
  */
 export function agentUpgradeRoutes(deps: SupervisorDeps) {
   return (app: FastifyInstance): Promise<void> => {
     const routes = app.withTypeProvider<ZodTypeProvider>();
-    routes.route({
-      ...apiRoutes.beginAgentUpgrade,
-      schema: { body: agentUpgradeRequestSchema, response: { 202: operationSchema } },
-      handler: async (request, reply) =>
-        reply.status(202).send(await deps.upgrades.begin(request.body)),
-    });
     routes.route({
       ...apiRoutes.operation,
       schema: { params: operationParamsSchema, response: { 200: operationSchema } },
@@ -35,16 +28,34 @@ export function agentUpgradeRoutes(deps: SupervisorDeps) {
         return operation;
       },
     });
+    routes.route({
+      ...apiRoutes.recover,
+      schema: { body: recoveryRequestSchema, response: { 200: recoveryResponseSchema } },
+      handler: (request) => deps.upgrades.recover(request.body.message),
+    });
+    return Promise.resolve();
+  };
+}
+
+/**
+ * `POST /v1/agent-upgrades` (a mutation: 202 once it holds the lock, 409 at
+ * once when another runs) and `DELETE /v1/operations/{id}` (cancel, before
+ * the switch); both behind the startup gate (gated-routes.ts).
+ */
+export function agentUpgradeChangeRoutes(deps: SupervisorDeps) {
+  return (app: FastifyInstance): Promise<void> => {
+    const routes = app.withTypeProvider<ZodTypeProvider>();
+    routes.route({
+      ...apiRoutes.beginAgentUpgrade,
+      schema: { body: agentUpgradeRequestSchema, response: { 202: operationSchema } },
+      handler: async (request, reply) =>
+        reply.status(202).send(await deps.upgrades.begin(request.body)),
+    });
     // Cancels an upgrade that has not begun to switch; answers once it stopped.
     routes.route({
       ...apiRoutes.cancelOperation,
       schema: { params: operationParamsSchema, response: { 200: operationSchema } },
       handler: (request) => deps.upgrades.cancel(request.params.id),
-    });
-    routes.route({
-      ...apiRoutes.recover,
-      schema: { body: recoveryRequestSchema, response: { 200: recoveryResponseSchema } },
-      handler: (request) => deps.upgrades.recover(request.body.message),
     });
     return Promise.resolve();
   };
