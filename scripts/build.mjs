@@ -130,10 +130,11 @@ const evaluator = path.join(workspace, 'services/cli/src/roles/evaluate-common-j
 // and its every start pays for them.
 const coldOnlyPackages = ['fastify', 'execa', 'tar', 'ajv', 'cli-progress', 'semver', 'pino'];
 const hotBundles = ['main', 'host-root', 'nspawn-lifecycle', 'status'];
-// Libraries a hot bundle must not hold although other hot roles may: status
-// checks the daemon's answer with a validator generated from the zod schema
-// (answerValidatorsPlugin), and zod alone costs it about 15 ms of its start.
-const forbiddenInBundle = { status: ['zod'] };
+// Libraries a hot bundle must not hold although other hot roles may: the
+// daemon client (shared/api/src/client.ts) checks answers with validators
+// generated from the zod schemas (answerValidatorsPlugin), and zod alone costs
+// status and the hook about 15 ms of their start.
+const forbiddenInBundle = { status: ['zod'], 'nspawn-lifecycle': ['zod'] };
 
 // shared/api/src/answer-validators.ts generates the validators of the daemon's
 // answers when it runs from source; every bundle gets in its place the code

@@ -1,7 +1,7 @@
-import { apiRoutes, routePath } from '@aks-flex-node/api';
+import { createApiClient, unreachableReason } from '@aks-flex-node/api';
 import type { NspawnMachine } from '@aks-flex-node/layout';
+import { isAgentError } from '@aks-flex-node/log';
 import type { HookLog } from './hook-log.js';
-import { postToDaemon } from './post-to-daemon.js';
 
 /** What pre-start needs besides the machine. */
 export interface PreStartOptions {
@@ -25,33 +25,34 @@ export async function runPreStart(
   options: PreStartOptions,
 ): Promise<number> {
   const { log } = options;
-  const url = routePath(apiRoutes.regenerateNspawnHooks, { machine });
-  const answer = await postToDaemon(options.socketPath, url, options.timeoutMs);
+  const client = createApiClient({ socketPath: options.socketPath, timeoutMs: options.timeoutMs });
   const keeps = 'the machine keeps its config';
-  switch (answer.kind) {
-    case 'unreachable':
+  let result;
+  try {
+    result = await client.regenerateNspawnHooks(machine);
+  } catch (error) {
+    if (isAgentError(error, 'DAEMON_UNREACHABLE')) {
       log.warn(
-        `not running the nspawn lifecycle phase: no daemon answered on ${options.socketPath} (${answer.reason}); ${keeps}`,
+        `not running the nspawn lifecycle phase: no daemon answered on ${options.socketPath} (${unreachableReason(error.cause)}); ${keeps}`,
         { socket: options.socketPath },
       );
       return 0;
-    case 'refused':
-      log.warn(
-        `not running the nspawn lifecycle phase: the daemon refused: ${answer.detail}; ${keeps}`,
-        {
-          status: answer.status,
-          ...(answer.code === undefined ? {} : { code: answer.code }),
-          ...(answer.hint === undefined ? {} : { hint: answer.hint }),
-        },
-      );
-      return 0;
-    case 'answered': {
-      const result = answer.body as Record<string, unknown>;
-      log.info(
-        `the daemon regenerated the hooks of ${machine}: they run ${String(result.helper)}`,
-        { root: result.root, changed: result.changed, reloaded: result.reloaded },
-      );
-      return 0;
     }
+    // The daemon's refusal, or an answer outside the schema: both are the client's AgentError.
+    if (!isAgentError(error)) throw error;
+    log.warn(
+      `not running the nspawn lifecycle phase: the daemon refused: ${error.message}; ${keeps}`,
+      {
+        code: error.code,
+        ...(error.hint === undefined ? {} : { hint: error.hint }),
+      },
+    );
+    return 0;
   }
+  log.info(`the daemon regenerated the hooks of ${machine}: they run ${result.helper}`, {
+    root: result.root,
+    changed: result.changed,
+    reloaded: result.reloaded,
+  });
+  return 0;
 }

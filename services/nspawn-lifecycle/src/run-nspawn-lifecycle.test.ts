@@ -161,7 +161,6 @@ describe('nspawn-lifecycle', () => {
       expect(lines()).toMatchObject([
         {
           level: 40,
-          status: 409,
           code: 'HOST_ROOT_REFUSED',
           hint: 'run reset',
           msg: expect.stringMatching(

@@ -1,7 +1,10 @@
 import { AgentError } from '@aks-flex-node/log';
 import { daemonHint } from './daemon-errors.js';
+import type { HostRootResponse, MigrateResponse } from './host-root.js';
+import type { RegenerateNspawnHooksResponse } from './nspawn.js';
 import type { Problem } from './problem.js';
 import type { StatusResponse } from './status.js';
+import type { Operation, OperationEvent, RecoveryResponse } from './upgrade.js';
 
 /** One problem a generated validator found, as ajv reports it. */
 export interface ValidationIssue {
@@ -18,11 +21,27 @@ export interface GeneratedValidator<T> {
   errors?: ValidationIssue[] | null;
 }
 
-/** The answers the lean clients check without zod, each against its schema in this package. */
+/**
+ * A validator for each answer the daemon gives, generated from its zod
+ * schema in this package; a route's `answer` (routes.ts) names its own.
+ */
 export interface AnswerValidators {
   status: GeneratedValidator<StatusResponse>;
+  hostRoot: GeneratedValidator<HostRootResponse>;
+  migrate: GeneratedValidator<MigrateResponse>;
+  operation: GeneratedValidator<Operation>;
+  operationEvent: GeneratedValidator<OperationEvent>;
+  recovery: GeneratedValidator<RecoveryResponse>;
+  nspawnHooks: GeneratedValidator<RegenerateNspawnHooksResponse>;
   problem: GeneratedValidator<Problem>;
 }
+
+/** The name of one answer in {@link AnswerValidators}. */
+export type AnswerName = keyof AnswerValidators;
+
+/** The type of the answer a validator accepts. */
+export type AnswerOf<Name extends AnswerName> =
+  AnswerValidators[Name] extends GeneratedValidator<infer T> ? T : never;
 
 /** How many issues a message lists; the rest are counted. */
 const listedIssues = 5;

@@ -3,23 +3,34 @@ import { Ajv } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { z } from 'zod';
 import type { AnswerValidators } from './answer-validation.js';
+import { hostRootResponseSchema, migrateResponseSchema } from './host-root.js';
+import { regenerateNspawnHooksResponseSchema } from './nspawn.js';
 import { problemSchema } from './problem.js';
 import { statusResponseSchema } from './status.js';
+import { operationEventSchema, operationSchema, recoveryResponseSchema } from './upgrade.js';
 
 /**
- * The schemas whose validators are generated, by the name each has in
- * {@link AnswerValidators}. Each stays defined once, in zod, in this package.
+ * Every answer's zod schema, by the name a route's `answer` gives it
+ * (routes.ts) and its validator has in {@link AnswerValidators}. Each stays
+ * defined once, in zod, in this package; the daemon serializes with it.
  */
-export const generatedAnswerSchemas = {
+export const answerSchemas = {
   status: statusResponseSchema,
+  hostRoot: hostRootResponseSchema,
+  migrate: migrateResponseSchema,
+  operation: operationSchema,
+  operationEvent: operationEventSchema,
+  recovery: recoveryResponseSchema,
+  nspawnHooks: regenerateNspawnHooksResponseSchema,
   problem: problemSchema,
 } satisfies Record<keyof AnswerValidators, z.ZodType>;
 
 /**
  * The CommonJS source of a module whose exports are a validator for each of
- * {@link generatedAnswerSchemas}: each zod schema as JSON Schema, compiled by
- * ajv into plain functions. `status` runs it instead of zod, which costs its
- * start about 15 ms even from a code cache (bench/nspawn-pre-start.sh).
+ * {@link answerSchemas}: each zod schema as JSON Schema, compiled by
+ * ajv into plain functions. The client runs them instead of zod, which would
+ * cost the start of `status` and the nspawn hook about 15 ms even from a
+ * code cache (bench/nspawn-pre-start.sh).
  * scripts/build.mjs calls this to put the code into the bundles; from
  * source, answer-validators.ts evaluates it. Throws when a schema holds what
  * JSON Schema cannot say (a transform, a date), or when the code would need
@@ -40,7 +51,7 @@ export function answerValidatorsSource(): string {
     logger: false,
   });
   const names: Record<string, string> = {};
-  for (const [name, schema] of Object.entries(generatedAnswerSchemas)) {
+  for (const [name, schema] of Object.entries(answerSchemas)) {
     ajv.addSchema(z.toJSONSchema(schema, { target: 'draft-7', io: 'output' }), name);
     names[name] = name;
   }

@@ -1,41 +1,39 @@
 import http from 'node:http';
-import type { z } from 'zod';
-import { AgentError } from '@aks-flex-node/log';
+import { checkAnswer, type AnswerName, type AnswerOf } from './answer-validation.js';
+import { answerValidators } from './answer-validators.js';
 import {
   daemonAnswerNotJson,
   daemonErrorStatus,
   daemonUnreachable,
   errorFromProblem,
 } from './daemon-errors.js';
-import { hostRootResponseSchema, migrateResponseSchema } from './host-root.js';
-import { regenerateNspawnHooksResponseSchema } from './nspawn.js';
-import { problemSchema } from './problem.js';
-import { apiRoutes, routePath, type ApiRoute } from './routes.js';
-import { statusResponseSchema } from './status.js';
-import {
-  operationEventSchema,
-  operationSchema,
-  recoveryResponseSchema,
-  type AgentUpgradeRequest,
-  type OperationEvent,
+import type { HostRootResponse, MigrateResponse } from './host-root.js';
+import type { RegenerateNspawnHooksResponse } from './nspawn.js';
+import { apiRoutes, routePath } from './routes.js';
+import type { StatusResponse } from './status.js';
+import type {
+  AgentUpgradeRequest,
+  Operation,
+  OperationEvent,
+  RecoveryResponse,
 } from './upgrade.js';
 
 /** Options for {@link createApiClient}. */
 export interface ApiClientOptions {
   socketPath: string;
-  /** How long one request may take before the daemon counts as not answering. */
+  /** How long the socket may stay silent before the daemon counts as not answering. */
   timeoutMs?: number;
 }
 
-/** The typed client every process uses to talk to the daemon. */
+/** The one client every process uses to talk to the daemon. */
 export interface ApiClient {
-  status(): Promise<z.infer<typeof statusResponseSchema>>;
-  hostRoot(): Promise<z.infer<typeof hostRootResponseSchema>>;
-  migrateHostRoot(): Promise<z.infer<typeof migrateResponseSchema>>;
-  beginAgentUpgrade(request: AgentUpgradeRequest): Promise<z.infer<typeof operationSchema>>;
-  operation(id: string): Promise<z.infer<typeof operationSchema>>;
+  status(): Promise<StatusResponse>;
+  hostRoot(): Promise<HostRootResponse>;
+  migrateHostRoot(): Promise<MigrateResponse>;
+  beginAgentUpgrade(request: AgentUpgradeRequest): Promise<Operation>;
+  operation(id: string): Promise<Operation>;
   /** Cancels an upgrade that has not begun to switch; resolves with it once it stopped. */
-  cancelOperation(id: string): Promise<z.infer<typeof operationSchema>>;
+  cancelOperation(id: string): Promise<Operation>;
   /**
    * Calls `onEvent` for each event of the operation's stream until the daemon
    * ends it, or until `signal` aborts (rejecting with its reason).
@@ -45,40 +43,54 @@ export interface ApiClient {
     onEvent: (event: OperationEvent) => void,
     signal?: AbortSignal,
   ): Promise<void>;
-  recover(message?: string): Promise<z.infer<typeof recoveryResponseSchema>>;
+  recover(message?: string): Promise<RecoveryResponse>;
   /** Starts a reset; the daemon answers once it holds the activation lock. */
-  beginReset(): Promise<z.infer<typeof operationSchema>>;
+  beginReset(): Promise<Operation>;
   /** Migrates the host root and rewrites one nspawn machine's hooks (what pre-start asks). */
-  regenerateNspawnHooks(
-    machine: string,
-  ): Promise<z.infer<typeof regenerateNspawnHooksResponseSchema>>;
+  regenerateNspawnHooks(machine: string): Promise<RegenerateNspawnHooksResponse>;
+}
+
+/** One route of the table, with the name of its answer. */
+interface Route<Name extends AnswerName> {
+  method: string;
+  url: string;
+  answer: Name;
 }
 
 /**
- * Builds a client over the daemon's Unix socket. Every response is parsed with
- * the same zod schema the server declares; an error body becomes an AgentError
- * with the daemon's code and hint. Throws DAEMON_UNREACHABLE when nothing answers.
+ * Builds the client over the daemon's Unix socket: node:http, one request
+ * per call, NDJSON for an operation's events. Every answer is checked
+ * against its route's schema (the route table's `answer`) by the validator
+ * generated from the zod schema the daemon serializes with; an error body
+ * becomes an AgentError with the daemon's code and hint. Loads no zod, so
+ * `status` and the nspawn hook start about as fast as a bare Node.js
+ * (bench/nspawn-pre-start.sh). Throws DAEMON_UNREACHABLE when nothing
+ * answers, DAEMON_ERROR for an answer outside the schema.
  */
 export function createApiClient(options: ApiClientOptions): ApiClient {
-  const call = async <T>(
-    route: ApiRoute,
-    schema: z.ZodType<T>,
+  const call = async <Name extends AnswerName>(
+    route: Route<Name>,
     body?: unknown,
     params?: Record<string, string>,
-  ) => schema.parse(await requestJson(options, route.method, routePath(route, params), body));
+  ): Promise<AnswerOf<Name>> => {
+    const url = routePath(route, params);
+    const answer = await requestJson(options, route.method, url, body);
+    const validate = answerValidators()[route.answer] as Parameters<
+      typeof checkAnswer<AnswerOf<Name>>
+    >[0];
+    return checkAnswer(validate, answer, `${route.method} ${url}`);
+  };
   return {
-    status: () => call(apiRoutes.status, statusResponseSchema),
-    hostRoot: () => call(apiRoutes.hostRoot, hostRootResponseSchema),
-    migrateHostRoot: () => call(apiRoutes.migrateHostRoot, migrateResponseSchema, {}),
-    beginAgentUpgrade: (request) => call(apiRoutes.beginAgentUpgrade, operationSchema, request),
-    operation: (id) => call(apiRoutes.operation, operationSchema, undefined, { id }),
-    cancelOperation: (id) => call(apiRoutes.cancelOperation, operationSchema, undefined, { id }),
+    status: () => call(apiRoutes.status),
+    hostRoot: () => call(apiRoutes.hostRoot),
+    migrateHostRoot: () => call(apiRoutes.migrateHostRoot, {}),
+    beginAgentUpgrade: (request) => call(apiRoutes.beginAgentUpgrade, request),
+    operation: (id) => call(apiRoutes.operation, undefined, { id }),
+    cancelOperation: (id) => call(apiRoutes.cancelOperation, undefined, { id }),
     followOperation: (id, onEvent, signal) => followEvents(options, id, onEvent, signal),
-    beginReset: () => call(apiRoutes.beginReset, operationSchema, {}),
-    recover: (message) =>
-      call(apiRoutes.recover, recoveryResponseSchema, message === undefined ? {} : { message }),
-    regenerateNspawnHooks: (machine) =>
-      call(apiRoutes.regenerateNspawnHooks, regenerateNspawnHooksResponseSchema, {}, { machine }),
+    beginReset: () => call(apiRoutes.beginReset, {}),
+    recover: (message) => call(apiRoutes.recover, message === undefined ? {} : { message }),
+    regenerateNspawnHooks: (machine) => call(apiRoutes.regenerateNspawnHooks, {}, { machine }),
   };
 }
 
@@ -96,21 +108,20 @@ async function requestJson(
 ): Promise<unknown> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const raw = await sendRequest(options, method, url, payload);
-  const parsed = parseBody(raw, url);
-  if (raw.status >= 400) {
-    const problem = problemSchema.safeParse(parsed);
-    if (problem.success) throw errorFromProblem(problem.data);
-    throw daemonErrorStatus(method, url, raw.status);
-  }
-  return parsed;
-}
-
-function parseBody(raw: RawResponse, url: string): unknown {
+  let parsed: unknown;
   try {
-    return JSON.parse(raw.body) as unknown;
+    parsed = JSON.parse(raw.body) as unknown;
   } catch (error) {
     throw daemonAnswerNotJson(url, raw.contentType, error);
   }
+  if (raw.status >= 400) throw errorFromAnswer(method, url, raw.status, parsed);
+  return parsed;
+}
+
+/** The AgentError for an error answer: the daemon's own when it is a problem body. */
+function errorFromAnswer(method: string, url: string, status: number, body: unknown) {
+  const problem = answerValidators().problem;
+  return problem(body) ? errorFromProblem(body) : daemonErrorStatus(method, url, status);
 }
 
 function sendRequest(
@@ -151,9 +162,10 @@ function sendRequest(
 }
 
 /**
- * Reads an operation's NDJSON event stream line by line. The stream has no
- * request timeout (a download may take minutes); it ends when the daemon
- * ends it (restart or terminal state) or the connection drops.
+ * Reads an operation's NDJSON event stream line by line, each line checked
+ * against the operation event's schema. The stream has no request timeout
+ * (a download may take minutes); it ends when the daemon ends it (restart
+ * or terminal state) or the connection drops.
  */
 function followEvents(
   options: ApiClientOptions,
@@ -161,43 +173,49 @@ function followEvents(
   onEvent: (event: OperationEvent) => void,
   signal?: AbortSignal,
 ): Promise<void> {
-  const url = routePath(apiRoutes.operationEvents, { id });
+  const route = apiRoutes.operationEvents;
+  const url = routePath(route, { id });
+  const request = `${route.method} ${url}`;
   return new Promise((resolve, reject) => {
     if (signal?.aborted === true) {
       reject(signal.reason as Error);
       return;
     }
-    const request = http.request(
-      { socketPath: options.socketPath, method: apiRoutes.operationEvents.method, path: url },
+    const stream = http.request(
+      { socketPath: options.socketPath, method: route.method, path: url },
       (response) => {
-        if ((response.statusCode ?? 0) >= 400) {
+        const status = response.statusCode ?? 0;
+        if (status >= 400) {
           const chunks: Buffer[] = [];
           response.on('data', (chunk: Buffer) => chunks.push(chunk));
           response.on('end', () => {
-            const problem = problemSchema.safeParse(
-              parseJsonOrUndefined(Buffer.concat(chunks).toString('utf8')),
-            );
             reject(
-              problem.success
-                ? errorFromProblem(problem.data)
-                : new AgentError(
-                    'DAEMON_ERROR',
-                    `the daemon answered ${url} with status ${response.statusCode ?? 0}`,
-                  ),
+              errorFromAnswer(
+                route.method,
+                url,
+                status,
+                parseJsonOrUndefined(Buffer.concat(chunks).toString('utf8')),
+              ),
             );
           });
           return;
         }
+        const validate = answerValidators()[route.answer];
         let buffered = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => {
           buffered += chunk;
           let newline = buffered.indexOf('\n');
-          while (newline >= 0) {
-            const line = buffered.slice(0, newline).trim();
-            buffered = buffered.slice(newline + 1);
-            if (line !== '') onEvent(operationEventSchema.parse(JSON.parse(line)));
-            newline = buffered.indexOf('\n');
+          try {
+            while (newline >= 0) {
+              const line = buffered.slice(0, newline).trim();
+              buffered = buffered.slice(newline + 1);
+              if (line !== '') onEvent(checkAnswer(validate, parseLine(url, line), request));
+              newline = buffered.indexOf('\n');
+            }
+          } catch (error) {
+            response.destroy();
+            reject(error as Error);
           }
         });
         response.on('end', () => {
@@ -212,14 +230,22 @@ function followEvents(
     // The stream has no deadline of its own; the caller's signal ends it with its reason.
     const onAbort = () => {
       reject(signal?.reason as Error);
-      request.destroy();
+      stream.destroy();
     };
     signal?.addEventListener('abort', onAbort, { once: true });
-    request.on('error', (error) => {
+    stream.on('error', (error) => {
       reject(daemonUnreachable(options.socketPath, error));
     });
-    request.end();
+    stream.end();
   });
+}
+
+function parseLine(url: string, line: string): unknown {
+  try {
+    return JSON.parse(line) as unknown;
+  } catch (error) {
+    throw daemonAnswerNotJson(url, 'application/x-ndjson', error);
+  }
 }
 
 function parseJsonOrUndefined(text: string): unknown {

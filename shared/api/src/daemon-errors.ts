@@ -3,14 +3,22 @@ import type { Problem } from './problem.js';
 
 /**
  * The errors a client raises when the daemon does not answer or answers with
- * an error, shared by the typed client (client.ts) and the lean status
- * reader (read-status.ts) so both say the same. No zod: the status bundle
- * loads this module.
+ * an error (client.ts). No zod: the status and hook bundles load this module.
  */
 
 /** What an operator runs when the daemon does not answer as it should. */
 export const daemonHint =
   'check the daemon with `systemctl status aks-flex-node-agent` and its log with `journalctl -u aks-flex-node-agent`';
+
+/** Why a request to the daemon's socket got no answer, as an operator reads it. */
+export function unreachableReason(cause: unknown): string {
+  const code = errnoCode(cause);
+  return code === 'ENOENT'
+    ? 'the socket does not exist'
+    : code === 'ECONNREFUSED'
+      ? 'nothing listens on it'
+      : messageOf(cause);
+}
 
 /**
  * DAEMON_UNREACHABLE for a request to `socketPath` that got no answer; NOT_ROOT
@@ -26,15 +34,9 @@ export function daemonUnreachable(socketPath: string, cause: unknown): AgentErro
       { path: socketPath, hint: 'run the command again with sudo', cause },
     );
   }
-  const reason =
-    code === 'ENOENT'
-      ? 'the socket does not exist'
-      : code === 'ECONNREFUSED'
-        ? 'nothing listens on it'
-        : messageOf(cause);
   return new AgentError(
     'DAEMON_UNREACHABLE',
-    `the daemon did not answer on ${socketPath}: ${reason}`,
+    `the daemon did not answer on ${socketPath}: ${unreachableReason(cause)}`,
     {
       path: socketPath,
       hint: daemonHint,

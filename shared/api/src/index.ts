@@ -1,11 +1,8 @@
 export { activationPlanSchema, activationResultSchema } from './activation.js';
 export type { ActivationPlan, ActivationResult, ActivationServicePlan } from './activation.js';
 export { createApiClient } from './client.js';
-export type { ApiClient } from './client.js';
-export { readDaemonStatus } from './read-status.js';
-export type { ReadStatusOptions } from './read-status.js';
-export { requestOverUnixSocket } from './unix-http-request.js';
-export type { UnixHttpRequest, UnixHttpResponse } from './unix-http-request.js';
+export type { ApiClient, ApiClientOptions } from './client.js';
+export { unreachableReason } from './daemon-errors.js';
 export { exitCodes, scriptExitCodes } from './exit-codes.js';
 export type { ExitCodeName } from './exit-codes.js';
 export { errorTable, exitCodeFor, httpStatusFor } from './error-table.js';

@@ -1,11 +1,5 @@
 import { listOperationRecords, readOperationRecord } from '@aks-flex-node/agentbinary';
-import {
-  createApiClient,
-  exitCodes,
-  readDaemonStatus,
-  type Operation,
-  type OperationList,
-} from '@aks-flex-node/api';
+import { createApiClient, exitCodes, type Operation, type OperationList } from '@aks-flex-node/api';
 import { hostPaths } from '@aks-flex-node/layout';
 import { AgentError, isAgentError } from '@aks-flex-node/log';
 import { agentCommand } from '../agent-command.js';
@@ -70,7 +64,8 @@ async function findOperation(id: string): Promise<Operation> {
 }
 
 async function listOperations(): Promise<OperationList> {
-  const running = await readDaemonStatus({ socketPath: hostPaths.socket, timeoutMs: askMs }).then(
+  const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs: askMs });
+  const running = await client.status().then(
     (status) => status.operations?.running,
     (error: unknown) => {
       // The records answer without a daemon; say why the running one is missing.

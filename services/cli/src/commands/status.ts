@@ -1,4 +1,4 @@
-import { problemFromError, readDaemonStatus, type StatusResponse } from '@aks-flex-node/api';
+import { createApiClient, problemFromError, type StatusResponse } from '@aks-flex-node/api';
 import { hostPaths } from '@aks-flex-node/layout';
 import { isAgentError } from '@aks-flex-node/log';
 import { parseCommandArgs } from '../args.js';
@@ -7,15 +7,13 @@ import { printJson, printLine } from '../output.js';
 
 /**
  * `aks-flex-node status [--json]`: what the running daemon reports. Needs the
- * daemon. Reads it with readDaemonStatus, not the typed client: neither
- * node:http nor zod, so it starts about as fast as a bare Node.js.
+ * daemon. The client checks the answer without zod, so it starts about as
+ * fast as a bare Node.js (bench/nspawn-pre-start.sh).
  */
 export async function runStatus(args: string[]): Promise<number> {
   const flags = parseCommandArgs('status', args, { json: { type: 'boolean', default: false } });
-  const status = await readDaemonStatus({
-    socketPath: hostPaths.socket,
-    timeoutMs: 10_000,
-  })
+  const status = await createApiClient({ socketPath: hostPaths.socket, timeoutMs: 10_000 })
+    .status()
     .catch(explainUnreachable)
     .catch((error: unknown) => {
       // A script reading --json gets a document either way: the problem, as the API writes one.

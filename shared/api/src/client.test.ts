@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient } from './client.js';
-import { readDaemonStatus } from './read-status.js';
+import { apiRoutes, routePath } from './routes.js';
 import { statusAnswer } from './test-fixtures.js';
 
 let tmp: string;
@@ -13,7 +13,7 @@ let socketPath: string;
 let server: http.Server | undefined;
 
 beforeEach(async () => {
-  tmp = await mkdtemp(path.join(os.tmpdir(), 'read-status-'));
+  tmp = await mkdtemp(path.join(os.tmpdir(), 'api-client-'));
   socketPath = path.join(tmp, 'agent.sock');
 });
 afterEach(async () => {
@@ -48,26 +48,24 @@ async function failureOf(read: Promise<unknown>): Promise<Record<string, unknown
 }
 
 const timeoutMs = 2_000;
-const lean = () => readDaemonStatus({ socketPath, timeoutMs });
-const typed = () => createApiClient({ socketPath, timeoutMs }).status();
+const readStatus = () => createApiClient({ socketPath, timeoutMs }).status();
 
-describe('readDaemonStatus', () => {
+describe('the daemon client', () => {
   it('returns the daemon answer', async () => {
     await answerWith(200, 'application/json', JSON.stringify(statusAnswer()));
-    await expect(lean()).resolves.toEqual(statusAnswer());
+    await expect(readStatus()).resolves.toEqual(statusAnswer());
   });
 
-  it('fails as the typed client does when the socket does not exist', async () => {
-    const failure = await failureOf(lean());
+  it('fails with DAEMON_UNREACHABLE when the socket does not exist', async () => {
+    const failure = await failureOf(readStatus());
     expect(failure).toMatchObject({
       code: 'DAEMON_UNREACHABLE',
       message: `the daemon did not answer on ${socketPath}: the socket does not exist`,
       hint: expect.stringContaining('systemctl status aks-flex-node-agent') as unknown,
     });
-    expect(failure).toEqual(await failureOf(typed()));
   });
 
-  it('fails as the typed client does when nothing listens on the socket', async () => {
+  it('fails with DAEMON_UNREACHABLE when nothing listens on the socket', async () => {
     // A second name for the socket outlives the server, which removes its own on close.
     await answerWith(200, 'application/json', '{}');
     const stale = path.join(tmp, 'stale.sock');
@@ -76,27 +74,25 @@ describe('readDaemonStatus', () => {
     server = undefined;
     await new Promise((resolve) => running?.close(resolve));
     socketPath = stale;
-    const failure = await failureOf(lean());
+    const failure = await failureOf(readStatus());
     expect(failure).toMatchObject({
       code: 'DAEMON_UNREACHABLE',
       message: `the daemon did not answer on ${stale}: nothing listens on it`,
     });
-    expect(failure).toEqual(await failureOf(typed()));
   });
 
-  it('fails as the typed client does when the daemon never answers', async () => {
+  it('fails with DAEMON_UNREACHABLE when the daemon never answers', async () => {
     server = http.createServer(() => undefined);
     await new Promise<void>((resolve) => server?.listen(socketPath, resolve));
     const quick = { socketPath, timeoutMs: 100 };
-    const failure = await failureOf(readDaemonStatus(quick));
+    const failure = await failureOf(createApiClient(quick).status());
     expect(failure).toMatchObject({
       code: 'DAEMON_UNREACHABLE',
       message: `the daemon did not answer on ${socketPath}: no answer within 100 ms`,
     });
-    expect(failure).toEqual(await failureOf(createApiClient(quick).status()));
   });
 
-  it('raises the error of a problem answer as the typed client does', async () => {
+  it('raises the error of a problem answer', async () => {
     const problem = {
       type: 'urn:aks-flex-node:error:DAEMON_NOT_READY',
       title: 'DAEMON_NOT_READY',
@@ -106,32 +102,88 @@ describe('readDaemonStatus', () => {
       hint: 'run `aks-flex-node status` again in a few seconds',
     };
     await answerWith(503, 'application/problem+json', JSON.stringify(problem));
-    const failure = await failureOf(lean());
+    const failure = await failureOf(readStatus());
     expect(failure).toEqual({
       code: 'DAEMON_NOT_READY',
       message: 'the daemon is starting',
       hint: problem.hint,
     });
-    expect(failure).toEqual(await failureOf(typed()));
   });
 
   it.each([
     ['an error status without a problem body', 500, 'application/json', '{"oops":1}'],
     ['an answer that is not JSON', 200, 'text/plain', 'hello'],
-  ])('fails as the typed client does on %s', async (_name, status, contentType, body) => {
+  ])('fails with DAEMON_ERROR on %s', async (_name, status, contentType, body) => {
     await answerWith(status, contentType, body);
-    const failure = await failureOf(lean());
+    const failure = await failureOf(readStatus());
     expect(failure).toMatchObject({ code: 'DAEMON_ERROR' });
-    expect(failure).toEqual(await failureOf(typed()));
   });
 
   it('fails naming the field when the answer does not match the schema', async () => {
     const answer = { ...statusAnswer(), activationInProgress: 'no' };
     await answerWith(200, 'application/json', JSON.stringify(answer));
-    await expect(lean()).rejects.toMatchObject({
+    await expect(readStatus()).rejects.toMatchObject({
       code: 'DAEMON_ERROR',
       message:
         "the daemon's answer to GET /v1/status does not match this release's schema: activationInProgress: must be boolean",
     });
+  });
+
+  // Each route's answer is checked against its own schema, not just status's.
+  const calls: [
+    string,
+    (client: ReturnType<typeof createApiClient>) => Promise<unknown>,
+    string,
+  ][] = [
+    ['hostRoot', (client) => client.hostRoot(), routePath(apiRoutes.hostRoot)],
+    ['migrateHostRoot', (client) => client.migrateHostRoot(), routePath(apiRoutes.migrateHostRoot)],
+    [
+      'beginAgentUpgrade',
+      (client) => client.beginAgentUpgrade({ source: { binaryPath: '/a' } }),
+      routePath(apiRoutes.beginAgentUpgrade),
+    ],
+    [
+      'operation',
+      (client) => client.operation('op-1'),
+      routePath(apiRoutes.operation, { id: 'op-1' }),
+    ],
+    [
+      'cancelOperation',
+      (client) => client.cancelOperation('op-1'),
+      routePath(apiRoutes.cancelOperation, { id: 'op-1' }),
+    ],
+    ['recover', (client) => client.recover(), routePath(apiRoutes.recover)],
+    ['beginReset', (client) => client.beginReset(), routePath(apiRoutes.beginReset)],
+    [
+      'regenerateNspawnHooks',
+      (client) => client.regenerateNspawnHooks('kube1'),
+      routePath(apiRoutes.regenerateNspawnHooks, { machine: 'kube1' }),
+    ],
+  ];
+  it.each(calls)('checks the answer of %s against its schema', async (_name, call, url) => {
+    await answerWith(200, 'application/json', '{"unexpected":true}');
+    await expect(call(createApiClient({ socketPath, timeoutMs }))).rejects.toMatchObject({
+      code: 'DAEMON_ERROR',
+      message: expect.stringContaining(`the daemon's answer to `) as unknown,
+      path: expect.stringContaining(url) as unknown,
+    });
+  });
+
+  it('passes on each event of an operation stream, and refuses a line outside the schema', async () => {
+    const event = {
+      seq: 1,
+      state: 'running',
+      phase: 'downloading',
+      at: '2026-01-01T00:00:00.000Z',
+    };
+    const events: unknown[] = [];
+    await answerWith(200, 'application/x-ndjson', `${JSON.stringify(event)}\n{"state":42}\n`);
+    const client = createApiClient({ socketPath, timeoutMs });
+    const followed = client.followOperation('op-1', (received) => events.push(received));
+    await expect(followed).rejects.toMatchObject({
+      code: 'DAEMON_ERROR',
+      message: expect.stringContaining('GET /v1/operations/op-1/events') as unknown,
+    });
+    expect(events).toEqual([event]);
   });
 });
