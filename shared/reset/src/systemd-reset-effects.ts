@@ -3,41 +3,27 @@ import path from 'node:path';
 import { makeIoError } from '@aks-flex-node/fs';
 import { queuedRestartUnitPrefix, spacedRestartUnitPrefix, unitNames } from '@aks-flex-node/layout';
 import { AgentError, isNotFound, messageOf, type Logger } from '@aks-flex-node/log';
-import { runCommand, type CommandResult, type CommandRunner } from '@aks-flex-node/systemd';
+import { createSystemctl, runCommand, type CommandRunner } from '@aks-flex-node/systemd';
 import type { ResetEffects } from './reset-effects.js';
 
-/** systemctl's exit status for "unit not loaded" (LSB "program is not installed"). */
-const notLoadedStatus = 5;
-
 /**
- * The real {@link ResetEffects}: every call is one systemctl command through the
- * shared runner, and a failure names the command and what systemctl said.
+ * The real {@link ResetEffects}: every call is one systemctl command through
+ * the Systemctl wrapper, and a failure names the command and what systemctl
+ * said, with reset's own next step.
  */
 export function createSystemdResetEffects(
   log: Logger,
   run: CommandRunner = runCommand,
 ): ResetEffects {
-  const systemctl = async (args: readonly string[]): Promise<CommandResult> => {
-    log.debug({ args }, 'running systemctl');
+  const systemctl = createSystemctl({ log, run, timeoutMs: 90_000 });
+  const withResetHint = async <T>(call: Promise<T>): Promise<T> => {
     try {
-      return await run('systemctl', args, 90_000);
+      return await call;
     } catch (error) {
-      throw new AgentError('SYSTEMD_FAILED', `systemctl ${args.join(' ')}: ${messageOf(error)}`, {
+      throw new AgentError('SYSTEMD_FAILED', messageOf(error), {
         cause: error,
         hint: 'see `journalctl -xe` for what systemd reported, then run `aks-flex-node reset` again',
       });
-    }
-  };
-  const mustSucceed = async (args: readonly string[], ok: readonly number[] = [0]) => {
-    const result = await systemctl(args);
-    if (!ok.includes(result.exitCode)) {
-      throw new AgentError(
-        'SYSTEMD_FAILED',
-        `systemctl ${args.join(' ')} exited ${result.exitCode}: ${result.stderr.trim()}`,
-        {
-          hint: 'see `journalctl -xe` for what systemd reported, then run `aks-flex-node reset` again',
-        },
-      );
     }
   };
   return {
@@ -49,18 +35,18 @@ export function createSystemdResetEffects(
         `${prefix}*.timer`,
         `${prefix}*.service`,
       ]);
-      await mustSucceed(['stop', ...patterns], [0, notLoadedStatus]);
-      const jobs = await systemctl(['list-jobs', '--no-legend', '--plain']);
-      for (const id of agentJobIds(jobs.stdout)) {
+      await withResetHint(systemctl.stopIfLoaded(patterns));
+      const jobs = await withResetHint(systemctl.listJobs());
+      for (const id of agentJobIds(jobs)) {
         log.info({ job: id, unit: unitNames.agent }, 'cancelling a queued job of the agent unit');
         // A job that ran meanwhile is gone; that is the outcome wanted.
-        await mustSucceed(['cancel', id], [0, 1]);
+        await withResetHint(systemctl.cancelJob(id));
       }
     },
-    disableNow: (unit) => mustSucceed(['disable', '--now', unit]),
-    disable: (units) => mustSucceed(['disable', ...units]),
-    stop: (units) => mustSucceed(['stop', ...units], [0, notLoadedStatus]),
-    daemonReload: () => mustSucceed(['daemon-reload']),
+    disableNow: (unit) => withResetHint(systemctl.disableNow(unit)),
+    disable: (units) => withResetHint(systemctl.disable(units)),
+    stop: (units) => withResetHint(systemctl.stopIfLoaded(units)),
+    daemonReload: () => withResetHint(systemctl.daemonReload()),
   };
 }
 

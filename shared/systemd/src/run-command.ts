@@ -52,11 +52,16 @@ export const runCommand: CommandRunner = async (file, args, timeoutMs) => {
  * For a caller whose own command can be caught in a stop it queued.
  */
 export function signalThatEndedCommand(error: unknown): string | undefined {
-  const cause = error instanceof AgentError ? error.cause : undefined;
+  // Through the errors that wrap it (the Systemctl wrapper's around the runner's).
+  let cause = error instanceof AgentError ? error.cause : undefined;
+  while (cause instanceof AgentError) cause = cause.cause;
   if (typeof cause !== 'object' || cause === null) return undefined;
   const { signal, timedOut } = cause as { signal?: unknown; timedOut?: unknown };
   return typeof signal === 'string' && timedOut !== true ? signal : undefined;
 }
+
+/** systemctl's exit status for "unit not loaded" (LSB "program is not installed"). */
+const notLoadedStatus = 5;
 
 /** Options for {@link createSystemctl}. */
 export interface SystemctlOptions {
@@ -74,6 +79,18 @@ export interface Systemctl {
   /** `reset-failed` first so a planned restart never counts toward the start limit. */
   resetFailed(unit: string): Promise<void>;
   restartNoBlock(unit: string): Promise<void>;
+  /** Stops units (or patterns); one that is not loaded is not an error. */
+  stopIfLoaded(units: readonly string[]): Promise<void>;
+  /** Queues the stop and returns: for a process that stops its own unit. */
+  stopNoBlock(units: readonly string[]): Promise<void>;
+  disable(units: readonly string[]): Promise<void>;
+  disableNow(unit: string): Promise<void>;
+  /** `list-jobs --no-legend --plain`, as systemctl prints it. */
+  listJobs(): Promise<string>;
+  /** Cancels a queued job; one that ran meanwhile is gone, which is not an error. */
+  cancelJob(id: string): Promise<void>;
+  /** `show -p NAME...`: the `NAME=value` lines. */
+  show(unit: string, properties: readonly string[]): Promise<string>;
   /** Restarts and waits for the job: for a caller that checks the result itself. */
   restart(unit: string): Promise<void>;
   isActive(unit: string): Promise<boolean>;
@@ -97,9 +114,9 @@ export function createSystemctl(options: SystemctlOptions): Systemctl {
       });
     }
   };
-  const mustSucceed = async (args: string[]): Promise<void> => {
+  const mustSucceed = async (args: string[], ok: readonly number[] = [0]): Promise<string> => {
     const result = await systemctl(args);
-    if (result.exitCode !== 0) {
+    if (!ok.includes(result.exitCode)) {
       throw new AgentError(
         'SYSTEMD_FAILED',
         `systemctl ${args.join(' ')} exited ${result.exitCode}: ${result.stderr.trim()}`,
@@ -108,15 +125,28 @@ export function createSystemctl(options: SystemctlOptions): Systemctl {
         },
       );
     }
+    return result.stdout;
+  };
+  const done = async (args: string[], ok?: readonly number[]): Promise<void> => {
+    await mustSucceed(args, ok);
   };
   return {
-    daemonReload: () => mustSucceed(['daemon-reload']),
-    enable: (units) => mustSucceed(['enable', ...units]),
-    start: (units) => mustSucceed(['start', ...units]),
-    stop: (units) => mustSucceed(['stop', ...units]),
-    resetFailed: (unit) => mustSucceed(['reset-failed', unit]),
-    restartNoBlock: (unit) => mustSucceed(['--no-block', 'restart', unit]),
-    restart: (unit) => mustSucceed(['restart', unit]),
+    daemonReload: () => done(['daemon-reload']),
+    enable: (units) => done(['enable', ...units]),
+    start: (units) => done(['start', ...units]),
+    stop: (units) => done(['stop', ...units]),
+    resetFailed: (unit) => done(['reset-failed', unit]),
+    restartNoBlock: (unit) => done(['--no-block', 'restart', unit]),
+    restart: (unit) => done(['restart', unit]),
+    stopIfLoaded: (units) => done(['stop', ...units], [0, notLoadedStatus]),
+    stopNoBlock: (units) => done(['--no-block', 'stop', ...units]),
+    disable: (units) => done(['disable', ...units]),
+    disableNow: (unit) => done(['disable', '--now', unit]),
+    // Read whatever it printed: a listing it could not make holds no job to cancel.
+    listJobs: async () => (await systemctl(['list-jobs', '--no-legend', '--plain'])).stdout,
+    cancelJob: (id) => done(['cancel', id], [0, 1]),
+    show: (unit, properties) =>
+      mustSucceed(['show', ...properties.flatMap((property) => ['-p', property]), unit]),
     isActive: async (unit) => (await systemctl(['is-active', '--quiet', unit])).exitCode === 0,
     unitState: async (unit) => {
       const result = await systemctl(['show', '--property=LoadState,ActiveState,SubState', unit]);

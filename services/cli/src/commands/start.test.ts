@@ -93,6 +93,13 @@ async function fakeHost(options: FakeHostOptions = {}) {
     resetFailed: (unit) => record(`reset-failed ${unit}`),
     restartNoBlock: (unit) => record(`restart --no-block ${unit}`),
     restart: (unit) => record(`restart ${unit}`),
+    stopIfLoaded: (units) => record(`stop ${units.join(' ')}`),
+    stopNoBlock: (units) => record(`stop --no-block ${units.join(' ')}`),
+    disable: (units) => record(`disable ${units.join(' ')}`),
+    disableNow: (unit) => record(`disable --now ${unit}`),
+    listJobs: () => Promise.resolve(''),
+    cancelJob: (id) => record(`cancel ${id}`),
+    show: () => Promise.resolve(''),
     isActive: (unit) => Promise.resolve(started || (plainUnitRunning && unit === unitNames.agent)),
     unitState: () =>
       Promise.resolve({ loadState: 'loaded', activeState: 'active', subState: 'running' }),

@@ -1,6 +1,11 @@
 import { agentUnits, stopAgentCommand } from '@aks-flex-node/layout';
-import { AgentError, type Logger } from '@aks-flex-node/log';
-import { runCommand, signalThatEndedCommand, type CommandRunner } from '@aks-flex-node/systemd';
+import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
+import {
+  createSystemctl,
+  runCommand,
+  signalThatEndedCommand,
+  type CommandRunner,
+} from '@aks-flex-node/systemd';
 
 /**
  * Stops this daemon after its own reset, under systemd: the stop of the agent
@@ -9,27 +14,24 @@ import { runCommand, signalThatEndedCommand, type CommandRunner } from '@aks-fle
  * files and reloaded systemd; the running units stay loaded until they stop.
  */
 export function createSystemdDaemonStopper(log: Logger, run: CommandRunner = runCommand) {
+  const systemctl = createSystemctl({ log, run, timeoutMs: 30_000 });
   return async (reason: string): Promise<void> => {
-    const args = ['--no-block', 'stop', ...agentUnits];
-    let result;
     try {
-      result = await run('systemctl', args, 30_000);
+      await systemctl.stopNoBlock(agentUnits);
     } catch (error) {
       // The stop it queued can reach this systemctl with SIGTERM before it
       // exits: the journal shows it once reset has removed the unit file and
       // reloaded systemd, whose reloaded unit no longer keeps the file's
       // KillMode=mixed. Killed so, it had queued the stop, which is under way.
       // Any other failure is one: the daemon would keep serving a reset host.
-      if (signalThatEndedCommand(error) !== 'SIGTERM') throw error;
-      log.info({ reason }, 'the stop of the agent unit began before systemctl returned');
-      return;
-    }
-    if (result.exitCode !== 0) {
-      throw new AgentError(
-        'SYSTEMD_FAILED',
-        `systemctl ${args.join(' ')} exited ${result.exitCode}: ${result.stderr.trim()}`,
-        { hint: `stop it with \`${stopAgentCommand}\`` },
-      );
+      if (signalThatEndedCommand(error) === 'SIGTERM') {
+        log.info({ reason }, 'the stop of the agent unit began before systemctl returned');
+        return;
+      }
+      throw new AgentError('SYSTEMD_FAILED', messageOf(error), {
+        cause: error,
+        hint: `stop it with \`${stopAgentCommand}\``,
+      });
     }
     log.info({ reason }, 'queued the stop of the agent unit');
   };

@@ -60,12 +60,10 @@ export function createSystemdRestartExecutor(
   const now = sources?.now ?? monotonicMs;
   let firesAt = 0;
   const startLimit = async (): Promise<StartLimit> => {
-    const shown = await run(
-      'systemctl',
-      ['show', '-p', 'StartLimitIntervalUSec', '-p', 'StartLimitBurst', unitNames.agent],
-      30_000,
-    ).catch(() => undefined);
-    return (shown?.exitCode === 0 ? parseStartLimit(shown.stdout) : undefined) ?? shippedStartLimit;
+    const shown = await systemctl
+      .show(unitNames.agent, ['StartLimitIntervalUSec', 'StartLimitBurst'])
+      .catch(() => undefined);
+    return (shown === undefined ? undefined : parseStartLimit(shown)) ?? shippedStartLimit;
   };
   const spacing = async (): Promise<number> => {
     if (sources === undefined) return 0;
