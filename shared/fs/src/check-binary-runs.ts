@@ -1,9 +1,6 @@
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { AgentError } from '@aks-flex-node/log';
-
-const execFileAsync = promisify(execFile);
+import { AgentError, messageOf } from '@aks-flex-node/log';
+import { runCommand, type CommandResult } from './run-command.js';
 
 /** Options for {@link checkBinaryRuns}. */
 export interface CheckBinaryRunsOptions {
@@ -30,37 +27,45 @@ export async function checkBinaryRuns(
 ): Promise<string> {
   const args = [...(options.args ?? ['version'])];
   const timeoutMs = options.timeoutMs ?? 10_000;
-  const timeout = AbortSignal.timeout(timeoutMs);
-  const signal =
-    options.signal === undefined ? timeout : AbortSignal.any([timeout, options.signal]);
+  let reason: string;
+  let cause: unknown;
   try {
-    const { stdout } = await execFileAsync(binary, args, {
-      signal,
+    const result = await runCommand(binary, args, timeoutMs, {
+      ...(options.signal === undefined ? {} : { signal: options.signal }),
       // A probe that ignores SIGTERM must not hang the caller.
       killSignal: 'SIGKILL',
-      encoding: 'utf8',
+      // Its callers read what it printed, as printed.
+      keepFinalNewline: true,
     });
-    return stdout;
+    if (result.exitCode === 0) return result.stdout;
+    reason = withStderr(`exit code ${result.exitCode}`, result);
   } catch (error) {
-    const reason = timeout.aborted ? `did not exit within ${timeoutMs} ms` : describeFailure(error);
-    throw new AgentError('NOT_EXECUTABLE', `run ${[binary, ...args].join(' ')}: ${reason}`, {
-      path: binary,
-      cause: error,
-      hint:
-        `check that ${binary} exists and has execute permission, and that the filesystem ` +
-        `holding ${path.dirname(binary)} is not mounted noexec (mount | grep noexec)`,
-    });
+    cause = error;
+    reason = describeFailure(error, timeoutMs);
   }
+  throw new AgentError('NOT_EXECUTABLE', `run ${[binary, ...args].join(' ')}: ${reason}`, {
+    path: binary,
+    cause,
+    hint:
+      `check that ${binary} exists and has execute permission, and that the filesystem ` +
+      `holding ${path.dirname(binary)} is not mounted noexec (mount | grep noexec)`,
+  });
 }
 
-/** Exit code, signal or spawn errno first, then the end of stderr. */
-function describeFailure(error: unknown): string {
-  const { code, signal, stderr } = error as { code?: unknown; signal?: unknown; stderr?: unknown };
-  let reason: string;
-  if (typeof code === 'string') reason = `it could not be started (${code})`;
-  else if (typeof signal === 'string') reason = `killed by signal ${signal}`;
-  else if (typeof code === 'number') reason = `exit code ${code}`;
-  else reason = error instanceof Error ? error.message : String(error);
-  const tail = typeof stderr === 'string' ? stderr.trim().slice(-stderrTailChars) : '';
+/** A run that did not exit: timed out, killed by a signal, or never started (its errno). */
+function describeFailure(error: unknown, timeoutMs: number): string {
+  const result = (error as { cause?: unknown }).cause as
+    { timedOut?: boolean; signal?: string; code?: string; stderr?: string } | undefined;
+  if (result?.timedOut === true) return `did not exit within ${timeoutMs} ms`;
+  if (typeof result?.code === 'string') return `it could not be started (${result.code})`;
+  if (typeof result?.signal === 'string') {
+    return withStderr(`killed by signal ${result.signal}`, { stderr: result.stderr ?? '' });
+  }
+  return messageOf(error);
+}
+
+/** The reason, then the end of stderr. */
+function withStderr(reason: string, result: Pick<CommandResult, 'stderr'>): string {
+  const tail = result.stderr.trim().slice(-stderrTailChars);
   return tail === '' ? reason : `${reason}; stderr: ${tail}`;
 }

@@ -26,6 +26,8 @@ export { removeOwned } from './remove-owned.js';
 export { removeOwnedTree } from './remove-owned-tree.js';
 export { findTemporaryFiles, removeTemporaryFiles } from './remove-temporary-files.js';
 export { replaceSymlinkAtomic } from './replace-symlink-atomic.js';
+export { runCommand, signalThatEndedCommand } from './run-command.js';
+export type { CommandOptions, CommandResult, CommandRunner } from './run-command.js';
 export { mountFacts } from './mount-facts.js';
 export { pollUntil } from './poll-until.js';
 export type { PollClock } from './poll-until.js';

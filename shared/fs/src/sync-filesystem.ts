@@ -1,10 +1,10 @@
-import { execFile } from 'node:child_process';
 import { stat } from 'node:fs/promises';
-import { promisify } from 'node:util';
 import { AgentError, messageOf } from '@aks-flex-node/log';
 import { makeIoError } from './io-error.js';
+import { runCommand } from './run-command.js';
 
-const execFileAsync = promisify(execFile);
+/** A sync of one filesystem that takes longer than this is a hung disk, not a slow one. */
+const syncTimeoutMs = 120_000;
 
 /**
  * Flushes the whole filesystem holding `target` (syncfs(2)). Node has no
@@ -19,15 +19,21 @@ export async function syncFilesystem(target: string): Promise<void> {
   } catch (error) {
     throw makeIoError('sync the filesystem of', target, error);
   }
+  let detail: string | undefined;
+  let cause: unknown;
   try {
-    await execFileAsync('sync', ['-f', target]);
+    const result = await runCommand('sync', ['-f', target], syncTimeoutMs);
+    if (result.exitCode !== 0) {
+      detail = result.stderr.trim() === '' ? `exit code ${result.exitCode}` : result.stderr.trim();
+    }
   } catch (error) {
-    const stderr = (error as { stderr?: unknown }).stderr;
-    const detail =
-      typeof stderr === 'string' && stderr.trim() !== '' ? stderr.trim() : messageOf(error);
+    detail = messageOf(error);
+    cause = error;
+  }
+  if (detail !== undefined) {
     throw new AgentError('HOST_ROOT_IO', `sync the filesystem of ${target}: ${detail}`, {
       path: target,
-      cause: error,
+      cause,
       hint: 'check that coreutils `sync` is on PATH and the filesystem is healthy (dmesg)',
     });
   }

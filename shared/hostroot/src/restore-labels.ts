@@ -1,9 +1,9 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
+import { runCommand } from '@aks-flex-node/fs';
 import type { Logger } from '@aks-flex-node/log';
 import { findOnPath } from './find-on-path.js';
 
-const execFileAsync = promisify(execFile);
+/** A relabel of the host root takes seconds; one that takes this long is stuck. */
+const relabelTimeoutMs = 300_000;
 
 /** Restores SELinux labels under a root; injectable so tests record the root. */
 export type Relabel = (root: string, log: Logger) => Promise<void>;
@@ -30,13 +30,22 @@ export async function restoreLabels(
 ): Promise<void> {
   const restorecon = await findOnPath('restorecon', options.searchPath ?? process.env.PATH ?? '');
   if (restorecon === undefined) return;
+  const failed =
+    'restoring SELinux labels under the host root failed; continuing with the inherited labels';
   try {
-    await execFileAsync(restorecon, ['-R', root], { encoding: 'utf8' });
+    const result = await runCommand(restorecon, ['-R', root], relabelTimeoutMs);
+    if (result.exitCode !== 0) {
+      log.warn(
+        {
+          exitCode: result.exitCode,
+          root,
+          restorecon,
+          output: `${result.stdout}${result.stderr}`.trim(),
+        },
+        failed,
+      );
+    }
   } catch (error) {
-    const { stdout = '', stderr = '' } = error as { stdout?: string; stderr?: string };
-    log.warn(
-      { err: error, root, restorecon, output: `${stdout}${stderr}`.trim() },
-      'restoring SELinux labels under the host root failed; continuing with the inherited labels',
-    );
+    log.warn({ err: error, root, restorecon }, failed);
   }
 }

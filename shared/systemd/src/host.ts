@@ -1,6 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createSystemctl, type Systemctl, type SystemctlOptions } from './run-command.js';
+import { createSystemctl, type Systemctl, type SystemctlOptions } from './systemctl.js';
 
 /**
  * The host effects the lifecycle depends on, in one object so the daemon,

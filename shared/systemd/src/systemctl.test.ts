@@ -1,11 +1,7 @@
 import { createSilentLogger } from '@aks-flex-node/log';
 import { describe, expect, it } from 'vitest';
-import {
-  createSystemctl,
-  runCommand,
-  signalThatEndedCommand,
-  type CommandResult,
-} from './run-command.js';
+import { runCommand, signalThatEndedCommand, type CommandResult } from '@aks-flex-node/fs';
+import { createSystemctl } from './systemctl.js';
 
 /** A systemctl whose one answer is `result`; the arguments it got are kept. */
 function systemctlAnswering(result: Partial<CommandResult>) {
