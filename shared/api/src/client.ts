@@ -215,7 +215,7 @@ function followEvents(
             }
           } catch (error) {
             response.destroy();
-            reject(error as Error);
+            reject(error instanceof Error ? error : new Error(String(error)));
           }
         });
         response.on('end', () => {
