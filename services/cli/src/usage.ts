@@ -25,6 +25,7 @@ commands:
                                    fetch fresh join data from AKS into PATH (0600; bootstrap.sh runs it)
   reset [--yes] [--json]           stop the agent and remove its units and helpers, keeping
                                    its binary and config for a rejoin (asks the daemon)
+  token kubelogin|arc [flags]      the kubelet's exec credential: an ExecCredential on stdout
   agent --config PATH              run the daemon (as the agent unit does)
   help                             print this text
 
@@ -111,6 +112,21 @@ Defaults: https://management.azure.com, https://login.microsoftonline.com,
 api-version 2026-05-02-preview. Exits 9 when a service could not be reached
 or failed for now (network, 5xx, 429), 12 when it refused the identity or
 the target (401, 403, 404), 2 for a flag it cannot use.`,
+  token: `usage: aks-flex-node token kubelogin [--server-id ID] [--client-certificate-file FILE]
+                                          [--pop-enabled --pop-claims u=ID]
+       aks-flex-node token arc [--server-id ID]
+
+The kubelet's exec credential plugin: prints an ExecCredential (the version
+KUBERNETES_EXEC_INFO asks for, v1 or v1beta1, v1 when unset) with a token for
+the API server (--server-id, default the AKS server 6dae42f8-4368-4678-94ff-3960e28e3630)
+and its expiry. kubelogin reads kubelogin's environment: AAD_LOGIN_METHOD spn
+(AZURE_TENANT_ID, AAD_SERVICE_PRINCIPAL_CLIENT_ID, AAD_SERVICE_PRINCIPAL_CLIENT_SECRET
+or a client certificate, PEM or .pfx), msi (AZURE_CLIENT_ID optional) or
+workloadidentity (AZURE_FEDERATED_TOKEN_FILE). arc uses the Arc agent's local
+identity endpoint (IDENTITY_ENDPOINT). Tokens are cached root-only under
+/run/aks-flex-node/token-cache until five minutes before they expire.
+AKS_FLEX_NODE_AUTHORITY_HOST (or AZURE_AUTHORITY_HOST) and AKS_FLEX_NODE_IMDS_ENDPOINT
+move the token services. Errors go to stderr with a non-zero exit.`,
   agent: `usage: aks-flex-node agent [--config PATH]
 
 Runs the daemon, as the agent unit does (also: daemon). Needs root.`,

@@ -14,16 +14,16 @@ import { isAgentError } from '@aks-flex-node/log';
 import {
   startArcIdentityEndpoint,
   type ArcIdentityEndpoint,
-} from '../../../test/support/token-services/arc-identity-endpoint.js';
+} from '../../../test/support/token-services/arc-identity-endpoint.ts';
 import {
   startEntraAuthority,
   type EntraAuthority,
-} from '../../../test/support/token-services/entra-authority.js';
+} from '../../../test/support/token-services/entra-authority.ts';
 import {
   startImdsEndpoint,
   type ImdsEndpoint,
-} from '../../../test/support/token-services/imds-endpoint.js';
-import { makeTestPki, type TestPki } from '../../../test/support/token-services/test-pki.js';
+} from '../../../test/support/token-services/imds-endpoint.ts';
+import { makeTestPki, type TestPki } from '../../../test/support/token-services/test-pki.ts';
 import type { AzureAuthSetting } from './auth-setting.js';
 import { createAzureCredential } from './create-credential.js';
 import type { CredentialEndpoints } from './endpoints.js';

@@ -28,7 +28,9 @@ export async function createEntraCredential(
   flow: EntraFlow,
   endpoints: CredentialEndpoints,
 ): Promise<EntraCredential> {
-  const identity = await import('@azure/identity');
+  // Named imports in a module of their own, loaded here: the bundle then
+  // holds only these credentials, not @azure/identity's interactive ones.
+  const identity = await import('./entra-sdk.js');
   let failed: FailedAnswer | undefined;
   const options = entraOptions(endpoints, (answer) => {
     failed = answer;
@@ -37,7 +39,7 @@ export async function createEntraCredential(
 }
 
 function sdkCredential(
-  identity: typeof import('@azure/identity'),
+  identity: typeof import('./entra-sdk.js'),
   flow: EntraFlow,
   options: ClientSecretCredentialOptions,
 ): TokenCredential {

@@ -1,12 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { sendJson, startMockServer, type MockTokenService } from './mock-server.js';
+import { sendJson, startMockServer, type MockTokenService } from './mock-server.ts';
 
 export interface ArcIdentityEndpoint extends MockTokenService {
   /** The token URL, as IDENTITY_ENDPOINT names it on an Arc machine. */
   readonly tokenUrl: string;
   issued(): number;
+  /** Whether this service issued `token` (an API server stand-in checks bearer tokens with it). */
+  hasIssued(token: string): boolean;
   /** Name this file in the next challenges instead of a fresh one (a rogue endpoint). */
   setRealm(file: string | undefined): void;
 }
@@ -23,6 +25,7 @@ export async function startArcIdentityEndpoint(
   expiresInSeconds = 3600,
 ): Promise<ArcIdentityEndpoint> {
   let issued = 0;
+  const tokens = new Set<string>();
   let realm: string | undefined;
   const live = new Map<string, string>();
   const server = await startMockServer(async (request, response) => {
@@ -66,6 +69,7 @@ export async function startArcIdentityEndpoint(
     live.delete(secret);
     await rm(file, { force: true });
     issued += 1;
+    tokens.add(`arc.${issued}`);
     const expiresOn = Math.floor(Date.now() / 1000) + expiresInSeconds;
     sendJson(
       response,
@@ -83,6 +87,7 @@ export async function startArcIdentityEndpoint(
     ...server,
     tokenUrl: `${server.origin}/metadata/identity/oauth2/token`,
     issued: () => issued,
+    hasIssued: (token) => tokens.has(token),
     setRealm: (file) => {
       realm = file;
     },

@@ -1,5 +1,5 @@
 import { createPublicKey, verify, X509Certificate, constants } from 'node:crypto';
-import { sendJson, startMockServer, type MockTls, type MockTokenService } from './mock-server.js';
+import { sendJson, startMockServer, type MockTls, type MockTokenService } from './mock-server.ts';
 
 /** An app registration the authority knows, with the one proof it accepts. */
 export type RegisteredClient =
@@ -11,6 +11,8 @@ export interface EntraAuthority extends MockTokenService {
   readonly tenantId: string;
   /** How many access tokens it has issued. */
   issued(): number;
+  /** Whether this service issued `token` (an API server stand-in checks bearer tokens with it). */
+  hasIssued(token: string): boolean;
 }
 
 export interface EntraAuthorityOptions {
@@ -30,6 +32,7 @@ export interface EntraAuthorityOptions {
  */
 export async function startEntraAuthority(options: EntraAuthorityOptions): Promise<EntraAuthority> {
   let issued = 0;
+  const tokens = new Set<string>();
   const expiresIn = options.expiresInSeconds ?? 3600;
   const tenant = options.tenantId;
   let origin = '';
@@ -51,6 +54,8 @@ export async function startEntraAuthority(options: EntraAuthorityOptions): Promi
         return;
       }
       issued += 1;
+      const token = `entra.${form.get('client_id') ?? ''}.${issued}`;
+      tokens.add(token);
       sendJson(
         response,
         200,
@@ -58,7 +63,7 @@ export async function startEntraAuthority(options: EntraAuthorityOptions): Promi
           token_type: 'Bearer',
           expires_in: expiresIn,
           ext_expires_in: expiresIn,
-          access_token: `entra.${form.get('client_id') ?? ''}.${issued}`,
+          access_token: token,
         }),
       );
       return;
@@ -76,7 +81,12 @@ export async function startEntraAuthority(options: EntraAuthorityOptions): Promi
   // checks that the issuer is the authority it was given, which is always
   // https to MSAL (shared/azure-credential sends the requests over http).
   origin = server.origin.replace(/^http:/, 'https:');
-  return { ...server, tenantId: tenant, issued: () => issued };
+  return {
+    ...server,
+    tenantId: tenant,
+    issued: () => issued,
+    hasIssued: (token) => tokens.has(token),
+  };
 }
 
 function openIdMetadata(origin: string, tenant: string): Record<string, unknown> {

@@ -1,9 +1,11 @@
-import { sendJson, startMockServer, type MockTokenService } from './mock-server.js';
+import { sendJson, startMockServer, type MockTokenService } from './mock-server.ts';
 
 export interface ImdsEndpoint extends MockTokenService {
   /** The token URL, as AKS_FLEX_NODE_IMDS_ENDPOINT takes it. */
   readonly tokenUrl: string;
   issued(): number;
+  /** Whether this service issued `token` (an API server stand-in checks bearer tokens with it). */
+  hasIssued(token: string): boolean;
 }
 
 export interface ImdsOptions {
@@ -22,6 +24,7 @@ export interface ImdsOptions {
  */
 export async function startImdsEndpoint(options: ImdsOptions = {}): Promise<ImdsEndpoint> {
   let issued = 0;
+  const tokens = new Set<string>();
   const expiresIn = options.expiresInSeconds ?? 3600;
   const server = await startMockServer((request, response) => {
     const url = new URL(request.path, 'http://imds');
@@ -66,12 +69,14 @@ export async function startImdsEndpoint(options: ImdsOptions = {}): Promise<Imds
       return;
     }
     issued += 1;
+    const token = `imds.${clientId ?? 'system'}.${issued}`;
+    tokens.add(token);
     const expiresOn = Math.floor(Date.now() / 1000) + expiresIn;
     sendJson(
       response,
       200,
       JSON.stringify({
-        access_token: `imds.${clientId ?? 'system'}.${issued}`,
+        access_token: token,
         client_id: clientId ?? 'system',
         expires_in: String(expiresIn),
         expires_on: String(expiresOn),
@@ -85,5 +90,6 @@ export async function startImdsEndpoint(options: ImdsOptions = {}): Promise<Imds
     ...server,
     tokenUrl: `${server.origin}/metadata/identity/oauth2/token`,
     issued: () => issued,
+    hasIssued: (token) => tokens.has(token),
   };
 }

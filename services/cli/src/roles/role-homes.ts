@@ -12,6 +12,7 @@ export const bundleNames = [
   'host-root-migrate',
   'nspawn-lifecycle',
   'status',
+  'token',
 ] as const;
 
 /** One of {@link bundleNames}. */
@@ -31,6 +32,8 @@ export const roleHomes = {
   'host-root': 'host-root',
   // Hidden: the nspawn machines' generated hooks run it, operators do not.
   'nspawn-lifecycle': 'nspawn-lifecycle',
+  // The kubelet's exec credential plugin, at every token refresh.
+  token: 'token',
   agent: 'cold',
   daemon: 'cold',
   start: 'cold',

@@ -17,6 +17,7 @@ const bundleSources: Record<BundleName, () => Promise<BundleEntry>> = {
   'host-root-migrate': () => import('../bundles/host-root-migrate.js'),
   'nspawn-lifecycle': () => import('../bundles/nspawn-lifecycle.js'),
   status: () => import('../bundles/status.js'),
+  token: () => import('../bundles/token.js'),
 };
 
 /**
