@@ -93,7 +93,13 @@ describe("token kubelogin's environment, as the Go agent writes it into the kube
       'proof-of-possession tokens (--pop-enabled) are not issued by this release',
     ],
   ])('issue23 PoP flags enabled=%s claims=%s', (enabled, claims, message) => {
-    if (message === undefined) expect(() => { checkPopFlags(enabled, claims); }).not.toThrow();
-    else expect(() => { checkPopFlags(enabled, claims); }).toThrow(message);
+    if (message === undefined)
+      expect(() => {
+        checkPopFlags(enabled, claims);
+      }).not.toThrow();
+    else
+      expect(() => {
+        checkPopFlags(enabled, claims);
+      }).toThrow(message);
   });
 });
