@@ -185,8 +185,10 @@ start_azure_services() { # CONFIG-JSON
   install -d -m 0700 /var/opt/azcmagent/tokens
   jq --arg out "$dir/endpoints.json" '. + {out: $out, arcChallengeDir: "/var/opt/azcmagent/tokens"}' \
     <<<"$1" >"$dir/config.json"
-  "$workspace/node_modules/.bin/node" "$BATS_FILE_TMPDIR/azure-services.mjs" "$dir/config.json" \
-    >"$dir/log" 2>&1 3>&- &
+  # Node.js itself, not node_modules/.bin's wrapper script: teardown kills the
+  # pid it tracks, and a killed wrapper would leave the servers running.
+  "$workspace/node_modules/node-linux-$(uname -m | sed 's/x86_64/x64/;s/aarch64/arm64/')/bin/node" \
+    "$BATS_FILE_TMPDIR/azure-services.mjs" "$dir/config.json" >"$dir/log" 2>&1 3>&- &
   track_pid $!
   endpoints="$dir/endpoints.json"
   for ((i = 0; i < 200; i++)); do
