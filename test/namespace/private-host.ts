@@ -156,22 +156,31 @@ export function runOnPrivateHostAsync(
 ): Promise<HostRun> {
   const host = privateHostCommand(script, env);
   return new Promise<HostRun>((resolve, reject) => {
+    // A process group of its own, so a timeout kills the daemons the scenario
+    // started in the background too (bash without job control keeps them in
+    // its group); killing only bash left them running in the namespace.
     const child = spawn('unshare', host.args, {
       env: host.env,
       stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: timeoutMs,
-      killSignal: 'SIGKILL',
+      detached: true,
     });
     let stdout = '';
     let stderr = '';
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    }, timeoutMs);
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      // A run killed by its timeout says so, as spawnSync's ETIMEDOUT would.
-      if (signal !== null)
-        stderr += `\nthe private host was killed by ${signal} (timeout ${timeoutMs} ms)`;
-      resolve({ status: code ?? -1, stdout, stderr });
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (timedOut) stderr += `\nthe private host was killed after its ${timeoutMs} ms timeout`;
+      resolve({ status: timedOut ? -1 : (code ?? -1), stdout, stderr });
     });
   }).finally(() => {
     rmSync(host.scratch, { recursive: true, force: true });
