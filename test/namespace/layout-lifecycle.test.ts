@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { legacyHost } from './legacy-host.js';
-import { facts, namespaceUnavailable, runOnPrivateHost } from './private-host.js';
+import { binary, facts, namespaceUnavailable, runOnPrivateHost } from './private-host.js';
 import { rejoinHelpers } from './rejoin-host.js';
 
 const unavailable = namespaceUnavailable();
@@ -164,8 +164,8 @@ describe.skipIf(unavailable !== undefined)(
       const seen = facts(run.stdout);
       expect(seen, context).toMatchObject({
         ro_exit: '1',
-        ro_hint:
-          'hint: /usr/local/bin is read-only here: remount it read-write (`mount -o remount,rw /usr/local`), stop the agent, whose sandbox may keep it read-only (`systemctl stop aks-flex-node-agent.socket aks-flex-node-agent.service`), then run `aks-flex-node reset` again',
+        // The hint names the command as it was invoked ($BINARY here), so it runs as printed.
+        ro_hint: `hint: /usr/local/bin is read-only here: remount it read-write (\`mount -o remount,rw /usr/local\`), stop the agent, whose sandbox may keep it read-only (\`systemctl stop aks-flex-node-agent.socket aks-flex-node-agent.service\`), then run \`${binary} reset\` again`,
         rw_reset: 'succeeded',
         after_reset_left: '',
         after_reset_agent: 'legacy',

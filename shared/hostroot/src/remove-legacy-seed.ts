@@ -17,12 +17,13 @@ export type SeedRemoval = 'removed' | 'absent' | 'kept-running';
  * that very file is kept: a daemon an earlier release's install script
  * started from /usr/local/bin reads its own executable for the rest of its
  * life (the helper it installs, its lazily loaded code), and the next start,
- * from the host root, removes the seed.
+ * from the host root, removes the seed. Undefined keeps nothing: reset passes
+ * it, since the agent ends with the reset whatever process runs it.
  */
 export async function removeLegacySeed(
   paths: HostRootPaths,
   log: Logger,
-  running: string,
+  running: string | undefined,
 ): Promise<SeedRemoval> {
   const seed = legacySeedOf(paths);
   let info;
@@ -33,7 +34,7 @@ export async function removeLegacySeed(
     throw makeIoError('inspect', seed, error);
   }
   if (!info.isFile()) return 'absent';
-  if (await isSameFile(info, running)) {
+  if (running !== undefined && (await isSameFile(info, running))) {
     log.info(
       { path: seed },
       'keeping the agent binary an install script left for earlier releases while this process runs from it; the next start from the host root removes it',

@@ -180,6 +180,33 @@ describe('resetAgent', () => {
     expect(report.keptBinary).toBe(path.join(paths.root, binaryFile));
   });
 
+  it.each([
+    ['installed under the host root: removed', true],
+    ['linked to the legacy root: kept, the agent still runs from there', false],
+  ])(
+    "issue24#1 install.sh's seed in /usr/local/bin, which a daemon run from it kept, on a host %s",
+    async (_name, installed) => {
+      const paths = await newHost();
+      if (installed) {
+        await installAgent(paths.root);
+      } else {
+        await installAgent(paths.legacy);
+        await symlink(paths.legacy, paths.root);
+      }
+      await mkdir(path.dirname(paths.legacySeed), { recursive: true });
+      await rm(paths.legacySeed, { force: true });
+      await writeFile(paths.legacySeed, '#!/bin/sh\n', { mode: 0o755 });
+      const report = await resetAgent({
+        paths,
+        effects: undefined,
+        network: fakeEffects(paths).network,
+        log,
+      });
+      expect(await exists(paths.legacySeed)).toBe(!installed);
+      expect(report.removed.includes(paths.legacySeed)).toBe(installed);
+    },
+  );
+
   it('an unfinished move whose legacy root has no binary left keeps the copy and drops the marker', async () => {
     const paths = await newHost();
     await interruptMove(paths);

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { exists, removeOwned } from '@aks-flex-node/fs';
+import { isLegacyReleased, removeLegacySeed } from '@aks-flex-node/hostroot';
 import { unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { AgentError, errnoCode, messageOf, type Logger } from '@aks-flex-node/log';
 import { cleanUpNodeNetwork } from './clean-up-node-network.js';
@@ -163,6 +164,18 @@ export async function resetAgent(options: ResetAgentOptions): Promise<ResetRepor
 
   phase('unfinished-move');
   removed.push(...(await settleUnfinishedMove(paths, log)));
+  // The seed install.sh left in /usr/local/bin, which a daemon started from
+  // it keeps while it runs (removeLegacySeed) for its next start, from the
+  // host root, to remove. With the agent stopped that start never comes, and
+  // the seed would leave the host half in each root; so reset removes it as
+  // that start would, once the host root holds the agent. Even when the
+  // daemon doing this reset runs from the seed: it ends with the reset, and
+  // unlinking a running executable leaves the running process whole.
+  if (await isLegacyReleased(paths)) {
+    if ((await removeLegacySeed(paths, log, undefined)) === 'removed') {
+      removed.push(paths.legacySeed);
+    }
+  }
 
   phase('daemon-reload');
   await effects?.daemonReload();
