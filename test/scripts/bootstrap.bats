@@ -239,6 +239,16 @@ fetched_token_nowhere_else() { # the token is in the 0600 config only, never in 
   [ ! -e "$config" ]
 }
 
+@test "scripts#3.6 a token service refusing the identity (IMDS 400) is permanent (65), not retried as a failure" {
+  serve_azure
+  run_bootstrap "${fetch_env[@]}" -- --fetch-bootstrap-data --auth msi --msi-client-id not-assigned \
+    --cluster-resource-id "$cluster_id" --agent-pool-name aksflexnodes --resource-manager-endpoint "$ARM_URL"
+  [ "$status" -eq 65 ]
+  [[ "$output" == *"no token from $IMDS_URL (HTTP 400)"* ]]
+  [[ "$output" == *"failed to fetch AKS bootstrap data (agent status 12)"* ]]
+  [ ! -e "$config" ]
+}
+
 @test "scripts#3.6 a fetch without a target or an auth mode is a usage error (64) before the agent runs it" {
   jq -c 'del(.azure.targetCluster)' "$base" >"$base.next" && mv "$base.next" "$base"
   run_bootstrap -- --fetch-bootstrap-data --auth msi --agent-pool-name aksflexnodes

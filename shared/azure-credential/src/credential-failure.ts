@@ -1,4 +1,4 @@
-import { AgentError, messageOf } from '@aks-flex-node/log';
+import { AgentError, messageOf, type AgentErrorDetails } from '@aks-flex-node/log';
 import { withoutQuery } from './endpoints.js';
 
 /** What a failed token request is reported with. */
@@ -14,6 +14,22 @@ export interface FailureContext {
 }
 
 /**
+ * A token service's failure (Entra ID, IMDS, Arc): CREDENTIAL_FAILED, with the
+ * HTTP status it answered, or undefined where no answer came (network,
+ * timeout). A caller whose exit code says retry-or-not (fetch-bootstrap-data
+ * under the first-boot unit) tells a refusal (4xx) from a failure that may
+ * pass by this status, not by the message's text.
+ */
+export class TokenServiceFailure extends AgentError {
+  readonly httpStatus: number | undefined;
+
+  constructor(message: string, details: AgentErrorDetails, httpStatus: number | undefined) {
+    super('CREDENTIAL_FAILED', message, details);
+    this.httpStatus = httpStatus;
+  }
+}
+
+/**
  * CREDENTIAL_FAILED naming the login method, the endpoint, the HTTP status
  * when there was one, and what to check. The cause's text is cut to its first
  * line (the SDKs append trace ids and timestamps) and any secret in it is
@@ -23,15 +39,15 @@ export function credentialFailure(
   context: FailureContext,
   cause: unknown,
   status?: number,
-): AgentError {
+): TokenServiceFailure {
   const code = status ?? statusOf(cause);
   const detail = redact(readableMessage(messageOf(cause)), context.secrets);
   const where = withoutQuery(context.endpoint);
   const http = code === undefined ? '' : ` (HTTP ${code})`;
-  return new AgentError(
-    'CREDENTIAL_FAILED',
+  return new TokenServiceFailure(
     `${context.mode}: no token from ${where}${http}: ${detail}`,
     { path: where, hint: context.check, cause: redactedCause(cause, context.secrets) },
+    code,
   );
 }
 

@@ -1,4 +1,5 @@
 export { AgentError, errnoCode, isAgentError, isNotFound, messageOf } from './agent-error.js';
+export type { AgentErrorDetails } from './agent-error.js';
 export { allErrorCodes } from './error-codes.js';
 export type { ErrorCode } from './error-codes.js';
 export { createLogger, createSilentLogger } from './logger.js';

@@ -2,12 +2,14 @@ import { readFile } from 'node:fs/promises';
 import {
   createAzureCredential,
   endpointsFromEnv,
+  TokenServiceFailure,
   type AzureAuthSetting,
 } from '@aks-flex-node/azure-credential';
 import { hostPaths } from '@aks-flex-node/layout';
 import { AgentError, messageOf } from '@aks-flex-node/log';
 import type { FetchAuth, FetchOptions, ServicePrincipalCredential } from './fetch-options.js';
 import { attemptTimeoutMs } from './list-bootstrap-data.js';
+import { isRetryableStatus } from './remote-error.js';
 
 /**
  * An access token for Azure Resource Manager, as the options' identity,
@@ -23,10 +25,30 @@ export async function getArmToken(options: FetchOptions, env: NodeJS.ProcessEnv)
   };
   const credential = await createAzureCredential(await authSetting(options.auth), endpoints);
   const scope = `${options.resourceManagerEndpoint.href.replace(/\/+$/, '')}/.default`;
-  const issued = await credential.getToken(scope, {
-    abortSignal: AbortSignal.timeout(attemptTimeoutMs),
-  });
+  const issued = await credential
+    .getToken(scope, { abortSignal: AbortSignal.timeout(attemptTimeoutMs) })
+    .catch((error: unknown) => {
+      throw asFetchFailure(error);
+    });
   return issued.token;
+}
+
+/**
+ * A token service's failure under the fetch's exit codes, which the
+ * first-boot unit retries or not: a refusal (401, 403, another 4xx: the
+ * identity or its secret is wrong) is REMOTE_REFUSED, permanent until the
+ * settings change; no answer, throttling or a server error is
+ * REMOTE_UNAVAILABLE, retried. The credential module's message (mode,
+ * endpoint, status, what to check) is kept as it is.
+ */
+function asFetchFailure(error: unknown): unknown {
+  if (!(error instanceof TokenServiceFailure)) return error;
+  const retryable = error.httpStatus === undefined || isRetryableStatus(error.httpStatus);
+  return new AgentError(retryable ? 'REMOTE_UNAVAILABLE' : 'REMOTE_REFUSED', error.message, {
+    ...(error.path === undefined ? {} : { path: error.path }),
+    ...(error.hint === undefined ? {} : { hint: error.hint }),
+    cause: error,
+  });
 }
 
 /** The credential module's setting for the fetch's auth flags. */
