@@ -36,8 +36,8 @@ export interface SupervisorDeps {
   reset: ResetService;
   /** Runs a mutation: one at a time, under the activation lock. */
   runMutation<T>(purpose: string, work: () => Promise<T>): Promise<T>;
-  /** The host and activation state as the daemon keeps it for status; reading it touches no file. */
-  hostView: HostView;
+  /** The host and activation state as the daemon keeps it for status (host-view.ts). */
+  hostView: Pick<HostView, 'read'>;
   /** The startup gate: while shut, every change but a recovery is refused at once. */
   startup: {
     refusal(purpose: string): AgentError | undefined;

@@ -22,6 +22,7 @@ import { buildApp } from './app.js';
 import { createHostRootService } from './host-root-service.js';
 import { ignoreSignals } from './ignored-signals.js';
 import { createHostView } from './host-view.js';
+import { hostViewDirs, watchDirectory } from './host-view-watch.js';
 import { createMutationQueue } from './mutation-queue.js';
 import { createResetService } from './reset/reset-service.js';
 import { createSelfDaemonStopper, createSystemdDaemonStopper } from './reset/stop-daemon.js';
@@ -150,11 +151,13 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     now: () => host.wallClock(),
   });
   const hostRoot = createHostRootService(paths, log);
-  // Status looks at the host through this at every read.
+  // Status reads the host through this: it looks again after this daemon's
+  // own changes and on file events for everyone else's.
   const hostView = createHostView({
     describeHostRoot: () => hostRoot.describe(),
     isLockHeld: () => isActivationLockHeld(paths.activationLock),
     queue,
+    watch: { dirs: hostViewDirs(paths), watchDirectory },
     log,
   });
   const nspawnHooks = createNspawnHooksService({
@@ -185,6 +188,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     startupFailures.push(failure);
     gate.noteProblem(failure);
   };
+  // The view's watches end with the daemon (they never hold its exit up either).
   return runDaemon({
     paths,
     log,
@@ -252,5 +256,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
         now: () => host.now(),
       });
     },
+  }).finally(() => {
+    hostView.close();
   });
 }

@@ -30,6 +30,12 @@ export interface MutationQueue {
   ): Promise<T>;
   /** Whether a mutation of this daemon is running now. */
   isBusy(): boolean;
+  /**
+   * How many mutations have ended (done, failed, or refused by the lock). Every change
+   * this daemon makes to the host runs here, so a reader that kept something
+   * it saw of the host knows it may be out of date when this moved.
+   */
+  mutationsEnded(): number;
 }
 
 /**
@@ -46,6 +52,7 @@ export function createMutationQueue(options: {
   staleMs?: number;
 }): MutationQueue {
   let running: string | undefined;
+  let ended = 0;
   const run = async <T>(purpose: string, work: () => Promise<T>): Promise<T> => {
     if (running !== undefined) {
       throw new AgentError(
@@ -69,11 +76,15 @@ export function createMutationQueue(options: {
         await lock.release();
       }
     } finally {
+      // Counted before `running` clears: a reader never sees the queue idle
+      // with the count not yet moved.
+      ended += 1;
       running = undefined;
     }
   };
   return {
     isBusy: () => running !== undefined,
+    mutationsEnded: () => ended,
     run,
     start: async <T, A = void>(
       purpose: string,
