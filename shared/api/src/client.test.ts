@@ -56,6 +56,21 @@ describe('the daemon client', () => {
     await expect(readStatus()).resolves.toEqual(statusAnswer());
   });
 
+  it("makes a connection of its own per request, not through http's agent (whose server-name check costs the hook's start)", async () => {
+    const connections: (string | undefined)[] = [];
+    server = http.createServer((request, response) => {
+      connections.push(request.headers.connection);
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(statusAnswer()));
+    });
+    await new Promise<void>((resolve) => server?.listen(socketPath, resolve));
+    await readStatus();
+    await readStatus();
+    expect(connections).toEqual(['close', 'close']);
+    expect(Object.keys(http.globalAgent.sockets)).toEqual([]);
+    expect(Object.keys(http.globalAgent.freeSockets)).toEqual([]);
+  });
+
   it('fails with DAEMON_UNREACHABLE when the socket does not exist', async () => {
     const failure = await failureOf(readStatus());
     expect(failure).toMatchObject({
