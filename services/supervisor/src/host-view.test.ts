@@ -68,7 +68,9 @@ function fakeHost(options: { watched?: boolean } = {}) {
   };
   const watches = fakeWatches();
   const log = createLogger({
-    destination: { write: (line: string) => void host.lines.push(JSON.parse(line)) },
+    destination: {
+      write: (line: string) => void host.lines.push(JSON.parse(line) as Record<string, unknown>),
+    },
   });
   const view = createHostView({
     describeHostRoot: async () => {
