@@ -42,7 +42,9 @@ async function layOut(): Promise<void> {
   await mkdir(run, { recursive: true });
   await mkdir(paths.machinesDir, { recursive: true });
   await mkdir(path.dirname(paths.binary), { recursive: true });
-  const agent = '#!/bin/sh\necho \'{"version":"v0.0.1"}\'\n';
+  // A release that knows the host root, as the switch's own check requires.
+  const info = { version: 'v0.0.1', commit: '', arch: 'amd64', node: '', capabilities: ['host-root'] };
+  const agent = `#!/bin/sh\necho '${JSON.stringify(info)}'\n`;
   await writeFile(paths.blue, agent, { mode: 0o755 });
   await writeFile(paths.green, agent, { mode: 0o755 });
   await writeFile(template, agent, { mode: 0o755 });
@@ -68,20 +70,27 @@ async function activationOnce(i: number): Promise<number> {
   const lock = await takeLock();
   let switched = 0;
   try {
+    let verifying = 0;
     await stageAndSwitch({
       paths,
+      hostRoot: { root, legacy: path.join(scratch, 'usr/local') },
       signalFile,
       operationId: `bench-${i}`,
       redactedUrl: 'https://example.invalid/aks-flex-node-linux-amd64.tar.gz',
       log,
-      fetchCandidate: async (target) => {
-        const f0 = performance.now();
-        await link(template, target);
-        excluded += performance.now() - f0;
+      clock: { wallClock: () => new Date() },
+      port: {
+        fetch: async (target) => {
+          const f0 = performance.now();
+          await link(template, target);
+          excluded += performance.now() - f0;
+        },
+        // The candidate's check runs between these two phases: its time is taken off.
+        report: (phase) => {
+          if (phase === 'verifying') verifying = performance.now();
+          if (phase === 'switching') excluded += performance.now() - verifying;
+        },
       },
-      verify: () => Promise.resolve({ version: 'v0.0.2' } as never),
-      onPhase: () => undefined,
-      now: () => new Date(),
     });
     switched = performance.now();
   } finally {

@@ -2,7 +2,6 @@ import {
   agentBinaryPathsUnder,
   hostCandidateTrust,
   daemonInstanceId,
-  inspectCandidate,
   judgeStartedUpgrade,
   listOperationRecords,
   recoverAgentUpgrade,
@@ -12,6 +11,7 @@ import {
   type AgentBinaryPaths,
   type CandidateTrust,
   type JudgeOutcome,
+  type StagePhase,
   type StageResult,
 } from '@aks-flex-node/agentbinary';
 import type {
@@ -151,28 +151,30 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
     await deps.guard();
     await refuseMovedRoot(layout, paths);
     await refuseRunningSlot(layout, await host.runningExecutable());
-    const report = (phase: string) => {
+    const report = (phase: StagePhase) => {
       registry.update(id, { phase });
     };
     const result = await stageAndSwitch({
       paths: layout,
+      hostRoot: paths,
       signalFile: paths.signalFile,
       operationId: id,
       redactedUrl: source.redactedUrl,
       log: log.child({ op: 'agent-upgrade', opId: id }),
-      fetchCandidate: (target) =>
-        deps.fetchCandidate(source, target, {
-          onProgress: (progress) => {
-            registry.update(id, { ...progress });
-          },
-          onExtracting: () => {
-            report('extracting');
-          },
-          signal,
-        }),
-      verify: (staged) => inspectCandidate(staged, paths),
-      onPhase: report,
-      now: () => host.wallClock(),
+      clock: host,
+      port: {
+        fetch: (target) =>
+          deps.fetchCandidate(source, target, {
+            onProgress: (progress) => {
+              registry.update(id, { ...progress });
+            },
+            onExtracting: () => {
+              report('extracting');
+            },
+            signal,
+          }),
+        report,
+      },
       signal,
     });
     reportSwitched(id, result);

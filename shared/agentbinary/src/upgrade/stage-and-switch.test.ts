@@ -38,7 +38,6 @@ const switchCalls = (): string[] => [
   'extract staged',
   'cleanup',
   'phase verifying',
-  'verify',
   'phase switching',
 ];
 
@@ -170,7 +169,6 @@ interface RefusalCase {
   lastCall: string | undefined;
 }
 
-const failWith = (message: string) => (): Promise<never> => Promise.reject(new Error(message));
 
 /**
  * A clock whose second reading (the switch's timestamp, taken after current
@@ -191,8 +189,8 @@ function clockFailingAfterSwitch(l: Layout, seen: string[], sabotage = () => {})
 const refusals: Record<string, RefusalCase> = {
   'agentbinary#120 a candidate that fails `version` leaves current and last-good blue': {
     setup: (l) => installedLayout(l, 'blue', 'blue'),
-    fakes: { verify: failWith('verify agent binary: exit status 42') },
-    error: { message: /exit status 42/ },
+    fakes: { candidate: 'fails' },
+    error: { message: /does not run: `version` failed/ },
     after: { current: 'blue', lastGood: 'blue' },
     signal: 'absent',
     cleanups: 1,
@@ -200,7 +198,7 @@ const refusals: Record<string, RefusalCase> = {
   },
   'agentbinary#121 a refused candidate leaves a distinct last-good unchanged': {
     setup: (l) => installedLayout(l, 'blue', 'lookAlike'),
-    fakes: { verify: failWith('the candidate predates the host root') },
+    fakes: { candidate: 'predates-host-root' },
     error: { message: /predates the host root/ },
     after: { current: 'blue', lastGood: 'lookAlike' },
     signal: 'absent',
@@ -251,7 +249,10 @@ const refusals: Record<string, RefusalCase> = {
       setup: async (l) => {
         await installedLayout(l, 'green', 'blue');
         const pending = fakeStageHost(l).options;
-        await stageAndSwitch({ ...pending, now: () => new Date('2025-12-31T00:00:00.000Z') });
+        await stageAndSwitch({
+          ...pending,
+          clock: { wallClock: () => new Date('2025-12-31T00:00:00.000Z') },
+        });
       },
       fakes: { operationId: 'op-2' },
       error: { code: 'ACTIVATION_IN_PROGRESS', message: /already pending \(op-1\)/ },
@@ -287,7 +288,9 @@ describe('stageAndSwitch: refusals change no link they must keep (every row runs
     const l = await newLayout();
     await installedLayout(l, 'blue', 'blue');
     const currentWhenFailing: string[] = [];
-    const host = fakeStageHost(l, { now: clockFailingAfterSwitch(l, currentWhenFailing) });
+    const host = fakeStageHost(l, {
+      clock: { wallClock: clockFailingAfterSwitch(l, currentWhenFailing) },
+    });
 
     await expect(stageAndSwitch(host.options)).rejects.toThrow('clock unavailable');
 
@@ -309,7 +312,7 @@ describe('stageAndSwitch: refusals change no link they must keep (every row runs
       rmSync(l.paths.lastGood);
     };
     const host = fakeStageHost(l, {
-      now: clockFailingAfterSwitch(l, currentWhenFailing, removeLastGood),
+      clock: { wallClock: clockFailingAfterSwitch(l, currentWhenFailing, removeLastGood) },
     });
 
     // The caller sees the failure that stopped the upgrade, not the rollback's.
@@ -346,10 +349,10 @@ describe('stageAndSwitch: sequences (spec agentbinary §1.4 item 4)', () => {
     for (const round of rounds) {
       const host = fakeStageHost(l, {
         version: round.version,
-        ...(round.fails === true ? { verify: failWith('verify agent binary: exit status 1') } : {}),
+        ...(round.fails === true ? { candidate: 'fails' as const } : {}),
       });
       if (round.fails === true) {
-        await expect(stageAndSwitch(host.options)).rejects.toThrow('exit status 1');
+        await expect(stageAndSwitch(host.options)).rejects.toThrow('does not run');
       } else {
         await stageAndSwitch(host.options);
         // The restarted daemon runs the candidate and judges it.
@@ -370,7 +373,7 @@ describe('stageAndSwitch: the candidate is staged beside its slot', () => {
     const l = await newLayout();
     await installedLayout(l, 'blue', 'blue');
     const before = await readFile(l.paths.green);
-    const host = fakeStageHost(l, { verify: failWith('does not run') });
+    const host = fakeStageHost(l, { candidate: 'fails' });
     await expect(stageAndSwitch(host.options)).rejects.toThrow('does not run');
     expect(await readFile(l.paths.green)).toEqual(before);
     expect((await readdir(l.paths.slotDir)).filter((name) => name.startsWith('.'))).toEqual([]);
@@ -404,11 +407,11 @@ async function layoutBytes(l: Layout): Promise<Record<string, string>> {
 
 describe('stageAndSwitch: cancel (issue 12 item 4)', () => {
   // Where the cancel arrives: in the fetch once the archive is downloaded, once
-  // the member is extracted, once the candidate is verified.
-  const cancelAt: Record<string, 'afterDownload' | 'fetchCandidate' | 'verify'> = {
+  // the member is extracted, as the candidate is verified.
+  const cancelAt: Record<string, 'afterDownload' | 'fetched' | 'verifying'> = {
     'issue12#4 a cancel while downloading': 'afterDownload',
-    'issue12#4 a cancel while extracting': 'fetchCandidate',
-    'issue12#4 a cancel while verifying': 'verify',
+    'issue12#4 a cancel while extracting': 'fetched',
+    'issue12#4 a cancel while verifying': 'verifying',
   };
 
   it.each(Object.entries(cancelAt))(
@@ -423,15 +426,21 @@ describe('stageAndSwitch: cancel (issue 12 item 4)', () => {
         controller.abort(cancelled);
       };
       const host = fakeStageHost(l, step === 'afterDownload' ? { afterDownload: cancel } : {});
-      const options: StageOptions = { ...host.options, signal: controller.signal };
-      if (step !== 'afterDownload') {
-        const real = host.options[step] as (staged: string) => Promise<never>;
-        options[step] = async (staged: string) => {
-          const result = await real(staged);
-          cancel();
-          return result;
-        };
-      }
+      const { port } = host.options;
+      const options: StageOptions = {
+        ...host.options,
+        signal: controller.signal,
+        port: {
+          fetch: async (target) => {
+            await port.fetch(target);
+            if (step === 'fetched') cancel();
+          },
+          report: (phase) => {
+            port.report(phase);
+            if (step === 'verifying' && phase === 'verifying') cancel();
+          },
+        },
+      };
       await expect(stageAndSwitch(options)).rejects.toBe(cancelled);
       expect(host.calls).not.toContain('phase switching');
       expect(await layoutBytes(l)).toEqual(before);
@@ -447,9 +456,12 @@ describe('stageAndSwitch: cancel (issue 12 item 4)', () => {
     const result = await stageAndSwitch({
       ...host.options,
       signal: controller.signal,
-      onPhase: (phase) => {
-        host.options.onPhase(phase);
-        if (phase === 'switching') controller.abort(new Error('too late'));
+      port: {
+        fetch: host.options.port.fetch,
+        report: (phase) => {
+          host.options.port.report(phase);
+          if (phase === 'switching') controller.abort(new Error('too late'));
+        },
       },
     });
     expect(path.basename(result.candidate)).toContain('green');

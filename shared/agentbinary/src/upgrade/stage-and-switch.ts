@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
 import { replaceSymlinkAtomic, syncDirectory } from '@aks-flex-node/fs';
+import type { HostRootPaths } from '@aks-flex-node/hostroot';
 import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { ensureAgentBinaryLayout } from '../ensure-layout.js';
@@ -16,6 +17,7 @@ import {
 } from '../signal/upgrade-signal-file.js';
 import { findActiveMachine, isNspawnMachine, syncNspawnCopy } from '../nspawn/nspawn-copy.js';
 import { candidateSlotFor } from './candidate-slot.js';
+import { inspectCandidate } from './inspect-candidate.js';
 import { daemonInstanceId } from './instance-id.js';
 import { rollbackUpgradeFiles } from './rollback-files.js';
 import { isTemporarySlotName, temporaryNames } from './temporary-names.js';
@@ -45,24 +47,36 @@ async function removeStaleCandidates(slotDir: string, log: Logger): Promise<void
  */
 export type StagePhase = 'recording' | 'downloading' | 'extracting' | 'verifying' | 'switching';
 
+/**
+ * The caller's side of an upgrade: the only code {@link stageAndSwitch} calls
+ * back into. Everything else it is given is data, the logger, the clock and
+ * the cancel signal.
+ */
+export interface StagePort {
+  /**
+   * Makes the candidate binary a local file at `target` (the staged name beside
+   * its slot), atomically, and removes whatever it fetched on the way (a
+   * downloaded archive). Called once, after the signal records the upgrade.
+   * The one place the kinds of source differ; it reports `extracting` itself.
+   */
+  fetch(target: string): Promise<void>;
+  /** The upgrade entered `phase` (the operation shows it). */
+  report(phase: StagePhase): void;
+}
+
 /** What {@link stageAndSwitch} needs. */
 export interface StageOptions {
   paths: AgentBinaryPaths;
+  /** The host root the staged candidate must be able to serve ({@link inspectCandidate}). */
+  hostRoot: HostRootPaths;
   signalFile: string;
   operationId: string;
   /** The source URL without query or fragment; it goes into the signal and the logs. */
   redactedUrl: string;
   log: Logger;
-  /**
-   * Makes the candidate binary a local file at `target` (the staged name beside
-   * its slot), atomically, and removes whatever it fetched on the way (a
-   * downloaded archive). Called once, after the signal records the upgrade.
-   */
-  fetchCandidate: (target: string) => Promise<void>;
-  /** Runs the staged candidate (`version --json`) and refuses one that cannot serve this host. */
-  verify: (staged: string) => Promise<VersionInfo>;
-  onPhase: (phase: StagePhase) => void;
-  now: () => Date;
+  /** The wall clock the signal's times are read from: the host's. */
+  clock: { wallClock(): Date };
+  port: StagePort;
   /**
    * Cancels the upgrade until the switch begins; the download stops at once,
    * any other step at its end. A cancelled upgrade leaves the layout as it was.
@@ -105,7 +119,7 @@ export async function stageAndSwitch(options: StageOptions): Promise<StageResult
  * anywhere later, the next start finds it and judges what happened.
  */
 async function recordPending(options: StageOptions): Promise<void> {
-  options.onPhase('recording');
+  options.port.report('recording');
   // activeMachine as the Go releases record it: a Go daemon started as the
   // candidate (or as last-good) judges and recovers only a signal naming it.
   const running = await resolveIfPresent(options.paths.current);
@@ -116,7 +130,7 @@ async function recordPending(options: StageOptions): Promise<void> {
     ...(activeMachine === undefined ? {} : { activeMachine }),
     initiatingDaemonInstance: daemonInstanceId,
     sourceUrl: options.redactedUrl,
-    startedAt: options.now().toISOString(),
+    startedAt: options.clock.wallClock().toISOString(),
   });
   failpoint(failpoints.upgradeSignalWritten);
 }
@@ -137,7 +151,7 @@ async function stageAfterRecording(options: StageOptions): Promise<StageResult> 
   failpoint(failpoints.upgradeCandidateRecorded);
 
   await removeStaleCandidates(path.dirname(candidate), log);
-  options.onPhase('downloading');
+  options.port.report('downloading');
   // The candidate is staged beside the slot and proven before it replaces
   // anything: a refused archive or candidate leaves slots and links as they were.
   const staged = path.join(
@@ -146,9 +160,11 @@ async function stageAfterRecording(options: StageOptions): Promise<StageResult> 
   );
   let candidateVersion: VersionInfo;
   try {
-    await options.fetchCandidate(staged);
-    options.onPhase('verifying');
-    candidateVersion = await options.verify(staged);
+    await options.port.fetch(staged);
+    options.port.report('verifying');
+    // Run and refused here, before it replaces anything: one that cannot serve
+    // this host would only fail and roll back after the restart.
+    candidateVersion = await inspectCandidate(staged, options.hostRoot);
   } catch (error) {
     await rm(staged, { force: true });
     throw error;
@@ -161,7 +177,7 @@ async function stageAfterRecording(options: StageOptions): Promise<StageResult> 
     await rm(staged, { force: true });
     options.signal.throwIfAborted();
   }
-  options.onPhase('switching');
+  options.port.report('switching');
   // last-good moves to the running binary now: after the candidate proved it
   // runs (a refused one leaves a distinct last-good alone), and before the
   // slot last-good may name is replaced (the last-good binary is never the one
@@ -175,7 +191,7 @@ async function stageAfterRecording(options: StageOptions): Promise<StageResult> 
   failpoint(failpoints.upgradeSwitched);
   await updateUpgradeSignal(signalFile, {
     switchCommitted: true,
-    switchedAt: options.now().toISOString(),
+    switchedAt: options.clock.wallClock().toISOString(),
     candidateVersion: candidateVersion.version,
   });
   failpoint(failpoints.upgradeSwitchCommitted);

@@ -19,6 +19,7 @@ import {
   type VersionInfo,
 } from '@aks-flex-node/api';
 import { writeFileAtomic } from '@aks-flex-node/fs';
+import type { HostRootPaths } from '@aks-flex-node/hostroot';
 import { createSilentLogger } from '@aks-flex-node/log';
 import { expect, onTestFinished } from 'vitest';
 import { agentBinaryPathsUnder, type AgentBinaryPaths } from '../agent-binary-paths.js';
@@ -36,6 +37,8 @@ export const operationId = 'op-1';
 export interface Layout {
   readonly tmp: string;
   readonly paths: AgentBinaryPaths;
+  /** The host root over that layout, installed (a directory): a candidate must know it. */
+  readonly hostRoot: HostRootPaths;
   readonly signalFile: string;
   /** A binary outside the layout, as a stale copy the daemon could have been started from. */
   readonly stray: string;
@@ -66,6 +69,7 @@ export async function newLayout(): Promise<Layout> {
   const l: Layout = {
     tmp,
     paths,
+    hostRoot: { root: paths.root, legacy: path.join(tmp, 'usr/local') },
     signalFile: path.join(tmp, 'etc/aks-flex-node/agent-upgrade-signal.json'),
     stray: path.join(tmp, 'usr/local/bin/aks-flex-node'),
     lookAlike: path.join(paths.slotDir, 'aks-flex-node-blue-old'),
@@ -242,9 +246,31 @@ export interface FakeFetch {
   extractionFails?: string;
   /** Runs once the archive is downloaded, before it is extracted. */
   afterDownload?: () => void;
+  /**
+   * What the extracted candidate is, when not a release that serves this host:
+   * one whose `version` fails, or one that predates the host root (no
+   * capability, no `host-root` command that prints a path).
+   */
+  candidate?: 'fails' | 'predates-host-root';
 }
 
-/** Injected functions for stageAndSwitch; `overrides` replace the default fakes. */
+/** The candidate a fake fetch extracts at `target`. */
+async function fakeCandidate(
+  target: string,
+  version: string,
+  kind: FakeFetch['candidate'],
+): Promise<void> {
+  if (kind === undefined) return agentScript(target, version);
+  // Answers every command the same, so `host-root` prints no path.
+  const old: VersionInfo = { version, commit: 'c0ffee', arch: 'amd64', node: '24', capabilities: [] };
+  const script =
+    kind === 'fails'
+      ? '#!/bin/sh\necho "no such binary format" >&2\nexit 42\n'
+      : `#!/bin/sh\necho '${JSON.stringify(old)}'\n`;
+  await writeFileAtomic(target, script, { mode: 0o755 });
+}
+
+/** The port and clock for stageAndSwitch; `overrides` replace the default fakes. */
 export function fakeStageHost(
   l: Layout,
   overrides: Partial<StageOptions> & FakeFetch = {},
@@ -254,6 +280,7 @@ export function fakeStageHost(
     downloadFails,
     extractionFails,
     afterDownload,
+    candidate,
     ...replacements
   } = overrides;
   const host: StageHost = {
@@ -263,38 +290,37 @@ export function fakeStageHost(
     signalAtFetch: undefined,
     options: {
       paths: l.paths,
+      hostRoot: l.hostRoot,
       signalFile: l.signalFile,
       operationId,
       redactedUrl: 'https://releases.example/aks-flex-node-v2-linux-amd64.tar.gz',
       log,
-      // As the daemon's fetcher does: download, report extracting, write the
-      // member at the target, and remove the archive whatever happened.
-      fetchCandidate: async (target) => {
-        host.calls.push('fetchCandidate');
-        host.signalAtFetch = await readSignal(l);
-        if (downloadFails !== undefined) throw new Error(downloadFails);
-        try {
-          afterDownload?.();
-          host.options.onPhase('extracting');
-          // The candidate is staged beside its slot under a temporary name.
-          const name = path.basename(target);
-          host.calls.push(
-            `extract ${name.startsWith('.aks-flex-node-candidate-') ? 'staged' : name}`,
-          );
-          host.lastGoodAtInstall = await resolvedName(l, l.paths.lastGood);
-          if (extractionFails !== undefined) throw new Error(extractionFails);
-          await agentScript(target, version);
-        } finally {
-          host.calls.push('cleanup');
-          host.cleanups += 1;
-        }
+      clock: { wallClock: steppingClock() },
+      port: {
+        // As the daemon's fetcher does: download, report extracting, write the
+        // member at the target, and remove the archive whatever happened.
+        fetch: async (target) => {
+          host.calls.push('fetchCandidate');
+          host.signalAtFetch = await readSignal(l);
+          if (downloadFails !== undefined) throw new Error(downloadFails);
+          try {
+            afterDownload?.();
+            host.options.port.report('extracting');
+            // The candidate is staged beside its slot under a temporary name.
+            const name = path.basename(target);
+            host.calls.push(
+              `extract ${name.startsWith('.aks-flex-node-candidate-') ? 'staged' : name}`,
+            );
+            host.lastGoodAtInstall = await resolvedName(l, l.paths.lastGood);
+            if (extractionFails !== undefined) throw new Error(extractionFails);
+            await fakeCandidate(target, version, candidate);
+          } finally {
+            host.calls.push('cleanup');
+            host.cleanups += 1;
+          }
+        },
+        report: (phase) => host.calls.push(`phase ${phase}`),
       },
-      verify: async (staged) => {
-        host.calls.push('verify');
-        return runVersion(staged);
-      },
-      onPhase: (phase) => host.calls.push(`phase ${phase}`),
-      now: steppingClock(),
       ...replacements,
     },
   };
