@@ -43,7 +43,13 @@ async function layOut(): Promise<void> {
   await mkdir(paths.machinesDir, { recursive: true });
   await mkdir(path.dirname(paths.binary), { recursive: true });
   // A release that knows the host root, as the switch's own check requires.
-  const info = { version: 'v0.0.1', commit: '', arch: 'amd64', node: '', capabilities: ['host-root'] };
+  const info = {
+    version: 'v0.0.1',
+    commit: '',
+    arch: 'amd64',
+    node: '',
+    capabilities: ['host-root'],
+  };
   const agent = `#!/bin/sh\necho '${JSON.stringify(info)}'\n`;
   await writeFile(paths.blue, agent, { mode: 0o755 });
   await writeFile(paths.green, agent, { mode: 0o755 });

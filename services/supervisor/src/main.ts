@@ -34,13 +34,13 @@ import { runStartSequence } from './startup/start-sequence.js';
 import { createStartupGate } from './startup/startup-gate.js';
 import { createStopRequest, runDaemon, waitForStopSignal } from './run-daemon.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
-import { createCandidateFetcher } from './upgrade/fetch-candidate.js';
+import { createCandidateFetcher } from './upgrade/upgrade-source.js';
 import {
   createSelfExitRestartExecutor,
   createSystemdRestartExecutor,
 } from './upgrade/restart-executor.js';
 import { createMachineCopyKeeper } from './upgrade/machine-copy-keeper.js';
-import { refuseShortSpace } from './upgrade/refuse-short-space.js';
+import { refuseShortSpace } from './upgrade/upgrade-refusals.js';
 import { createUpgradeService } from './upgrade/upgrade-service.js';
 
 /** What starting the supervisor needs: the parsed command line and this build's version. */

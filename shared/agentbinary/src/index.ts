@@ -69,4 +69,9 @@ export type { ReadUpgradeState, UpgradeState } from './upgrade/upgrade-state.js'
 export { stageAndSwitch } from './upgrade/stage-and-switch.js';
 export { snapshotGraceMs, sweepUpgradeLeftovers } from './upgrade/sweep-leftovers.js';
 export type { LeftoverPlaces } from './upgrade/sweep-leftovers.js';
-export type { StageOptions, StagePhase, StagePort, StageResult } from './upgrade/stage-and-switch.js';
+export type {
+  StageOptions,
+  StagePhase,
+  StagePort,
+  StageResult,
+} from './upgrade/stage-and-switch.js';

@@ -7,16 +7,21 @@ import {
   recoveryRequestSchema,
   recoveryResponseSchema,
 } from '@aks-flex-node/api';
-import type { SupervisorDeps } from '../deps.js';
+import type { UpgradeService } from '../upgrade/upgrade-service.js';
 import { operationNotFound } from './operation-not-found.js';
 import type { ZodTypeProvider } from './zod-type-provider.js';
+
+/** What the upgrade routes use: the service itself, so the request's path is route → service → switch. */
+interface UpgradeRouteDeps {
+  upgrades: UpgradeService;
+}
 
 /**
  * `GET /v1/operations/{id}`, and `POST /v1/recovery` for the recovery shim:
  * a change, but not behind the startup gate, since it is what brings back a
  * failed upgrade. The event stream is its own plugin.
  */
-export function agentUpgradeRoutes(deps: SupervisorDeps) {
+export function agentUpgradeRoutes(deps: UpgradeRouteDeps) {
   return (app: FastifyInstance): Promise<void> => {
     const routes = app.withTypeProvider<ZodTypeProvider>();
     routes.route({
@@ -42,7 +47,7 @@ export function agentUpgradeRoutes(deps: SupervisorDeps) {
  * once when another runs) and `DELETE /v1/operations/{id}` (cancel, before
  * the switch); both behind the startup gate (gated-routes.ts).
  */
-export function agentUpgradeChangeRoutes(deps: SupervisorDeps) {
+export function agentUpgradeChangeRoutes(deps: UpgradeRouteDeps) {
   return (app: FastifyInstance): Promise<void> => {
     const routes = app.withTypeProvider<ZodTypeProvider>();
     routes.route({

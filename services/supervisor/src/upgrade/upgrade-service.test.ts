@@ -20,7 +20,7 @@ import { isActivationLockHeld } from '@aks-flex-node/lock';
 import { AgentError, createSilentLogger } from '@aks-flex-node/log';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createMutationQueue, type MutationQueue } from '../mutation-queue.js';
-import { createCandidateFetcher, type CandidateFetcher } from './fetch-candidate.js';
+import { createCandidateFetcher, type CandidateFetcher } from './upgrade-source.js';
 import { createMachineCopyKeeper } from './machine-copy-keeper.js';
 import { createOperationRegistry } from './operation-registry.js';
 import { createUpgradeService } from './upgrade-service.js';

@@ -26,14 +26,16 @@ import { isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { Host } from '@aks-flex-node/systemd';
 import type { MutationQueue } from '../mutation-queue.js';
 import { describeOperation } from './describe-operation.js';
-import type { CandidateFetcher } from './fetch-candidate.js';
 import type { MachineCopyKeeper } from './machine-copy-keeper.js';
-import type { OperationRegistry } from './operation-registry.js';
-import { refuseMovedRoot } from './refuse-moved-root.js';
-import { refuseRunningSlot } from './refuse-running-slot.js';
+import { createUpgradeCancels, type OperationRegistry } from './operation-registry.js';
 import type { RestartExecutor } from './restart-executor.js';
-import { createUpgradeCancels } from './upgrade-cancels.js';
-import { parseUpgradeSource, precheckUpgradeSource, type UpgradeSource } from './upgrade-source.js';
+import { refuseMovedRoot, refuseRunningSlot } from './upgrade-refusals.js';
+import {
+  parseUpgradeSource,
+  precheckUpgradeSource,
+  type CandidateFetcher,
+  type UpgradeSource,
+} from './upgrade-source.js';
 
 /** What the upgrade service needs. */
 export interface UpgradeServiceDeps {

@@ -4,8 +4,11 @@ import path from 'node:path';
 import type { DownloadProgress } from '@aks-flex-node/archive';
 import type { AgentUpgradeRequest } from '@aks-flex-node/api';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createCandidateFetcher } from './fetch-candidate.js';
-import { parseUpgradeSource, precheckUpgradeSource } from './upgrade-source.js';
+import {
+  createCandidateFetcher,
+  parseUpgradeSource,
+  precheckUpgradeSource,
+} from './upgrade-source.js';
 
 async function scratch() {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'upgrade-source-'));

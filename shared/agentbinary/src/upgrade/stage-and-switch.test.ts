@@ -169,7 +169,6 @@ interface RefusalCase {
   lastCall: string | undefined;
 }
 
-
 /**
  * A clock whose second reading (the switch's timestamp, taken after current
  * moved) throws; `seen` gets where current resolved then, and `sabotage` runs
@@ -457,7 +456,7 @@ describe('stageAndSwitch: cancel (issue 12 item 4)', () => {
       ...host.options,
       signal: controller.signal,
       port: {
-        fetch: host.options.port.fetch,
+        fetch: (target) => host.options.port.fetch(target),
         report: (phase) => {
           host.options.port.report(phase);
           if (phase === 'switching') controller.abort(new Error('too late'));

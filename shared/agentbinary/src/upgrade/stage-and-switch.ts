@@ -6,6 +6,7 @@ import { failpoint, failpoints } from '@aks-flex-node/failpoints';
 import { replaceSymlinkAtomic, syncDirectory } from '@aks-flex-node/fs';
 import type { HostRootPaths } from '@aks-flex-node/hostroot';
 import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
+import type { Host } from '@aks-flex-node/systemd';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { ensureAgentBinaryLayout } from '../ensure-layout.js';
 import { resolveIfPresent } from '../resolve-link.js';
@@ -75,7 +76,7 @@ export interface StageOptions {
   redactedUrl: string;
   log: Logger;
   /** The wall clock the signal's times are read from: the host's. */
-  clock: { wallClock(): Date };
+  clock: Pick<Host, 'wallClock'>;
   port: StagePort;
   /**
    * Cancels the upgrade until the switch begins; the download stops at once,

@@ -262,7 +262,13 @@ async function fakeCandidate(
 ): Promise<void> {
   if (kind === undefined) return agentScript(target, version);
   // Answers every command the same, so `host-root` prints no path.
-  const old: VersionInfo = { version, commit: 'c0ffee', arch: 'amd64', node: '24', capabilities: [] };
+  const old: VersionInfo = {
+    version,
+    commit: 'c0ffee',
+    arch: 'amd64',
+    node: '24',
+    capabilities: [],
+  };
   const script =
     kind === 'fails'
       ? '#!/bin/sh\necho "no such binary format" >&2\nexit 42\n'
