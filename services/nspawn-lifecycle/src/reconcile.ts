@@ -1,26 +1,19 @@
 import { nspawnUnitNames, type NspawnMachine } from '@aks-flex-node/layout';
 import { AgentError, messageOf } from '@aks-flex-node/log';
+import { createSystemctl, runBuiltin, type Systemctl } from '@aks-flex-node/systemd';
 import type { HookLog } from './hook-log.js';
 
-/** Runs `systemctl` with arguments; injectable so tests need no systemd. */
-export type RunSystemctl = (args: string[]) => Promise<void>;
+/** The systemctl call reconcile makes; tests pass a fake, so they need no systemd. */
+export type ReconcileSystemctl = Pick<Systemctl, 'restart'>;
 
 /**
- * The real `systemctl`, through execFile: the hook loads no command-runner
- * library. node:child_process is loaded here, not imported at the top,
- * because only reconcile runs a command and pre-start runs at every machine
- * start; getBuiltinModule rather than import(), which the executable's
- * bundles do not support (services/cli/src/roles/evaluate-common-js.ts).
+ * The real one: the systemctl wrapper over the hot roles' runner, so the hook
+ * loads no execa (shared/fs/src/run-builtin.ts says why). Its debug lines go
+ * nowhere: the hook logs its own outcome.
  */
-export const runSystemctl: RunSystemctl = (args) => {
-  const { execFile } = process.getBuiltinModule('node:child_process');
-  return new Promise((resolve, reject) => {
-    execFile('systemctl', args, (error, _stdout, stderr) => {
-      if (error === null) resolve();
-      else reject(new Error(stderr.trim() === '' ? messageOf(error) : stderr.trim()));
-    });
-  });
-};
+export function hookSystemctl(): ReconcileSystemctl {
+  return createSystemctl({ log: { debug: () => undefined }, run: runBuiltin });
+}
 
 /**
  * reconcile: restart the machine's unit, which runs both hooks again
@@ -30,11 +23,11 @@ export const runSystemctl: RunSystemctl = (args) => {
  */
 export async function runReconcile(
   machine: NspawnMachine,
-  options: { systemctl: RunSystemctl; log: HookLog },
+  options: { systemctl: ReconcileSystemctl; log: HookLog },
 ): Promise<number> {
   const unit = nspawnUnitNames.machine(machine);
   try {
-    await options.systemctl(['restart', unit]);
+    await options.systemctl.restart(unit);
   } catch (error) {
     throw new AgentError('SYSTEMD_FAILED', `restart ${unit}: ${messageOf(error)}`, {
       path: unit,

@@ -43,9 +43,11 @@ function options(overrides: Partial<NspawnLifecycleOptions> = {}): Partial<Nspaw
     socketPath,
     stateDir: path.join(tmp, 'etc/unbounded/agent'),
     timeoutMs: 2_000,
-    systemctl: (args) => {
-      systemctlCalls.push(args);
-      return Promise.resolve();
+    systemctl: {
+      restart: (unit) => {
+        systemctlCalls.push(['restart', unit]);
+        return Promise.resolve();
+      },
     },
     sink: { write: (text: string) => logged.push(text) },
     stdout: { write: (text: string) => logged.push(text) },
@@ -244,8 +246,9 @@ describe('nspawn-lifecycle', () => {
     });
 
     it('a failed restart is SYSTEMD_FAILED with the unit named', async () => {
-      const failing = () =>
-        Promise.reject(new Error('Unit systemd-nspawn@kube1.service not found.'));
+      const failing = {
+        restart: () => Promise.reject(new Error('Unit systemd-nspawn@kube1.service not found.')),
+      };
       await expect(
         runNspawnLifecycle(['reconcile', 'kube1'], options({ systemctl: failing })),
       ).rejects.toMatchObject({ code: 'SYSTEMD_FAILED', path: 'systemd-nspawn@kube1.service' });

@@ -4,7 +4,7 @@ import { AgentError } from '@aks-flex-node/log';
 import { createHookLog, type LogSink } from './hook-log.js';
 import { runPostStart } from './post-start.js';
 import { runPreStart } from './pre-start.js';
-import { runReconcile, runSystemctl, type RunSystemctl } from './reconcile.js';
+import { hookSystemctl, runReconcile, type ReconcileSystemctl } from './reconcile.js';
 
 const phases = ['pre-start', 'post-start', 'reconcile'] as const;
 type Phase = (typeof phases)[number];
@@ -21,7 +21,7 @@ export interface NspawnLifecycleOptions {
   socketPath: string;
   stateDir: string;
   timeoutMs: number;
-  systemctl: RunSystemctl;
+  systemctl: ReconcileSystemctl;
   sink: LogSink;
   stdout: { write(text: string): unknown };
 }
@@ -39,7 +39,7 @@ function defaults(): NspawnLifecycleOptions {
     socketPath: hostPaths.socket,
     stateDir: hostPaths.nspawnLifecycleStateDir,
     timeoutMs: preStartTimeoutMs,
-    systemctl: runSystemctl,
+    systemctl: hookSystemctl(),
     sink: process.stderr,
     stdout: process.stdout,
   };

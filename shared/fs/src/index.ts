@@ -27,6 +27,7 @@ export { removeOwnedTree } from './remove-owned-tree.js';
 export { findTemporaryFiles, removeTemporaryFiles } from './remove-temporary-files.js';
 export { replaceSymlinkAtomic } from './replace-symlink-atomic.js';
 export { runCommand, signalThatEndedCommand } from './run-command.js';
+export { runBuiltin } from './run-builtin.js';
 export type { CommandOptions, CommandResult, CommandRunner } from './run-command.js';
 export { mountFacts } from './mount-facts.js';
 export { pollUntil } from './poll-until.js';

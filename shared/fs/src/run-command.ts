@@ -16,9 +16,11 @@ export interface CommandOptions {
   killSignal?: NodeJS.Signals;
   /** The output exactly as printed; otherwise without its final newline. */
   keepFinalNewline?: boolean;
+  /** An open descriptor the command gets as its fd 3 (flock(1) locks it). */
+  fd3?: number;
 }
 
-/** Runs a program and reports how it ended; the one place that calls execa. */
+/** Runs a program and reports how it ended; the one place that calls execa (run-builtin.ts is the hot roles'). */
 export type CommandRunner = (
   file: string,
   args: readonly string[],
@@ -37,7 +39,9 @@ export const runCommand: CommandRunner = async (file, args, timeoutMs, options =
     ...(options.signal === undefined ? {} : { cancelSignal: options.signal }),
     ...(options.killSignal === undefined ? {} : { killSignal: options.killSignal }),
     stripFinalNewline: options.keepFinalNewline !== true,
-    stdin: 'ignore',
+    ...(options.fd3 === undefined
+      ? { stdin: 'ignore' as const }
+      : { stdio: ['ignore', 'pipe', 'pipe', options.fd3] as const }),
     all: false,
     // A command outlives nothing it should not: the daemon awaits its commands
     // at shutdown, and one it queued (a restart of its own unit) must finish.

@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
-import { AgentError, errnoCode, messageOf } from '@aks-flex-node/log';
+import { runBuiltin, type CommandResult } from '@aks-flex-node/fs';
+import { AgentError, messageOf } from '@aks-flex-node/log';
 import { lockFileMode, makeRootOnly } from './root-only.js';
 
 /** A held `flock(2)` lock. `release` is idempotent. */
@@ -94,36 +93,41 @@ async function refuseIfNotRegular(handle: FileHandle, lockPath: string): Promise
   });
 }
 
-/** Runs `flock(1)` on the open file as the child's fd 3: true when it took the lock, false when held elsewhere. */
+/**
+ * How long flock(1) may take: it never waits (--nonblock), so only a machine
+ * that cannot start a process at all comes near this.
+ */
+const flockTimeoutMs = 30_000;
+
+/**
+ * Runs `flock(1)` on the open file as the child's fd 3: true when it took the
+ * lock, false when held elsewhere. Through the hot roles' runner: the lock is
+ * taken on the activation switch's path (shared/fs/src/run-builtin.ts).
+ */
 async function lockDescriptor(handle: FileHandle, lockPath: string): Promise<boolean> {
-  const child = spawn(
-    'flock',
-    ['--exclusive', '--nonblock', '--conflict-exit-code', String(CONFLICT_EXIT), '3'],
-    { stdio: ['ignore', 'ignore', 'pipe', handle.fd] },
-  );
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  let code: number | null;
-  let signal: NodeJS.Signals | null;
+  let result: CommandResult;
   try {
-    [code, signal] = (await once(child, 'close')) as [number | null, NodeJS.Signals | null];
+    result = await runBuiltin(
+      'flock',
+      ['--exclusive', '--nonblock', '--conflict-exit-code', String(CONFLICT_EXIT), '3'],
+      flockTimeoutMs,
+      { fd3: handle.fd },
+    );
   } catch (error) {
+    const missing = (error as { cause?: { code?: unknown } }).cause?.code === 'ENOENT';
     throw new AgentError('HOST_ROOT_IO', `take ${lockPath}: run flock(1): ${messageOf(error)}`, {
       path: lockPath,
-      hint:
-        errnoCode(error) === 'ENOENT'
-          ? 'install util-linux, which provides flock(1), then try again'
-          : 'check that flock(1) can run',
+      hint: missing
+        ? 'install util-linux, which provides flock(1), then try again'
+        : 'check that flock(1) can run',
       cause: error,
     });
   }
-  if (code === 0) return true;
-  if (code === CONFLICT_EXIT) return false;
+  if (result.exitCode === 0) return true;
+  if (result.exitCode === CONFLICT_EXIT) return false;
   throw new AgentError(
     'HOST_ROOT_IO',
-    `take ${lockPath}: flock(1) ended with ${signal ?? `exit status ${String(code)}`}: ${stderr.trim()}`,
+    `take ${lockPath}: flock(1) ended with exit status ${String(result.exitCode)}: ${result.stderr.trim()}`,
     { path: lockPath },
   );
 }

@@ -1,5 +1,6 @@
 import { realpath } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { runCommand } from '@aks-flex-node/fs';
 import { createSystemctl, type Systemctl, type SystemctlOptions } from './systemctl.js';
 
 /**
@@ -21,9 +22,9 @@ export interface Host {
 }
 
 /** The real {@link Host}: systemctl through the one command runner, the kernel's view of processes. */
-export function createHost(options: SystemctlOptions): Host {
+export function createHost(options: Omit<SystemctlOptions, 'run'>): Host {
   return {
-    systemctl: createSystemctl(options),
+    systemctl: createSystemctl({ run: runCommand, ...options }),
     runningExecutable: () => realpath(process.execPath),
     processExecutable: (pid) => realpath(`/proc/${pid}/exe`),
     now: () => performance.now(),

@@ -1,13 +1,18 @@
 import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
-import { runCommand, type CommandResult, type CommandRunner } from '@aks-flex-node/fs';
+import type { CommandResult, CommandRunner } from '@aks-flex-node/fs';
 
 /** systemctl's exit status for "unit not loaded" (LSB "program is not installed"). */
 const notLoadedStatus = 5;
 
 /** Options for {@link createSystemctl}. */
 export interface SystemctlOptions {
-  log: Logger;
-  run?: CommandRunner;
+  log: Pick<Logger, 'debug'>;
+  /**
+   * runCommand (execa) in the daemon and the cold roles, runBuiltin in the
+   * hot ones; named by the caller, so a hot bundle that uses systemctl holds
+   * no execa.
+   */
+  run: CommandRunner;
   timeoutMs?: number;
 }
 
@@ -43,7 +48,7 @@ export interface Systemctl {
 
 /** Builds the real {@link Systemctl}; every call goes through one runner. Throws SYSTEMD_FAILED. */
 export function createSystemctl(options: SystemctlOptions): Systemctl {
-  const run = options.run ?? runCommand;
+  const { run } = options;
   const timeoutMs = options.timeoutMs ?? 90_000;
   const systemctl = async (args: string[]): Promise<CommandResult> => {
     options.log.debug({ args }, 'running systemctl');

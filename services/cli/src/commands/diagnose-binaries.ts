@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -7,6 +6,7 @@ import {
   lastGoodLinkFile,
   reinstallCommand,
 } from '@aks-flex-node/layout';
+import { runBuiltin } from '@aks-flex-node/fs';
 import { AgentError } from '@aks-flex-node/log';
 
 /** How long a binary may take to answer `version` before it counts as broken. */
@@ -56,16 +56,20 @@ async function whyNotRunning(link: string): Promise<string | undefined> {
   } catch (error) {
     return `${link} does not name a binary (${(error as NodeJS.ErrnoException).code ?? String(error)})`;
   }
-  return new Promise((resolve) => {
-    execFile(binary, ['version'], { timeout: versionTimeoutMs, killSignal: 'SIGKILL' }, (error) => {
-      if (error === null) resolve(undefined);
-      else resolve(`${binary} does not run (${describe(error)})`);
+  try {
+    const { exitCode } = await runBuiltin(binary, ['version'], versionTimeoutMs, {
+      killSignal: 'SIGKILL',
     });
-  });
+    return exitCode === 0 ? undefined : `${binary} does not run (exit code ${exitCode})`;
+  } catch (error) {
+    return `${binary} does not run (${describe(error)})`;
+  }
 }
 
-function describe(error: { code?: string | number | null; signal?: string | null }): string {
-  if (typeof error.code === 'string') return error.code;
-  if (typeof error.signal === 'string') return `killed by ${error.signal}`;
-  return `exit code ${String(error.code)}`;
+/** Why the runner could not run it: the errno (ENOENT, EACCES, ENOEXEC) or the signal that killed it. */
+function describe(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; signal?: unknown } }).cause ?? {};
+  if (typeof cause.code === 'string') return cause.code;
+  if (typeof cause.signal === 'string') return `killed by ${cause.signal}`;
+  return String(error);
 }

@@ -1,9 +1,9 @@
-import { execFile } from 'node:child_process';
 import { lstat } from 'node:fs/promises';
 import path from 'node:path';
 import { readConfigJson } from '@aks-flex-node/config';
 import { currentLinkFile, hostPaths, unitNames } from '@aks-flex-node/layout';
 import { AgentError, isAgentError } from '@aks-flex-node/log';
+import { createSystemctl, runBuiltin } from '@aks-flex-node/systemd';
 import { diagnoseAgentBinaries } from './diagnose-binaries.js';
 
 /**
@@ -44,21 +44,22 @@ function diagnoseAgentUnit(current: string, loadState: string | undefined): Agen
 
 /**
  * The unit's LoadState from `systemctl show`, undefined when systemd cannot
- * say (no bus): then nothing is claimed about the unit. execFile, not the
- * Systemctl of shared/systemd: the status bundle holds neither execa nor pino.
+ * say (no bus): then nothing is claimed about the unit. Through the hot
+ * roles' runner: the status bundle holds neither execa nor pino.
  */
-function unitLoadState(unit: string): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile(
-      'systemctl',
-      ['show', '--property=LoadState', '--value', unit],
-      { timeout: 10_000 },
-      (error, stdout) => {
-        const state = stdout.trim();
-        resolve(error === null && state !== '' ? state : undefined);
-      },
-    );
+async function unitLoadState(unit: string): Promise<string | undefined> {
+  const systemctl = createSystemctl({
+    log: { debug: () => undefined },
+    run: runBuiltin,
+    timeoutMs: 10_000,
   });
+  try {
+    const state = (await systemctl.show(unit, ['LoadState'])).trim().replace(/^LoadState=/, '');
+    return state === '' ? undefined : state;
+  } catch {
+    // No bus, no systemctl: systemd cannot say, and nothing is claimed.
+    return undefined;
+  }
 }
 
 /**
@@ -117,15 +118,8 @@ async function schemaFailureInJournal(configFile: string): Promise<AgentError | 
 }
 
 /** The agent unit's last journal lines; none when journalctl cannot say. */
-function recentAgentJournal(): Promise<string[]> {
-  return new Promise((resolve) => {
-    execFile(
-      'journalctl',
-      ['--unit', unitNames.agent, '--lines', '20', '--output', 'cat', '--no-pager', '--quiet'],
-      { timeout: 10_000 },
-      (error, stdout) => {
-        resolve(error === null ? stdout.split('\n') : []);
-      },
-    );
-  });
+async function recentAgentJournal(): Promise<string[]> {
+  const args = ['--unit', unitNames.agent, '--lines', '20', '--output', 'cat', '--no-pager', '--quiet'];
+  const result = await runBuiltin('journalctl', args, 10_000).catch(() => undefined);
+  return result?.exitCode === 0 ? result.stdout.split('\n') : [];
 }

@@ -6,11 +6,9 @@
  * Over 300 lines because all five upgrade test files share these fixtures,
  * so that each case names a layout rather than building one.
  */
-import { execFile } from 'node:child_process';
 import { lstat, mkdir, mkdtemp, readFile, readlink, realpath, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import {
   operationSchema,
   versionInfoSchema,
@@ -18,7 +16,7 @@ import {
   type UpgradeSignal,
   type VersionInfo,
 } from '@aks-flex-node/api';
-import { writeFileAtomic } from '@aks-flex-node/fs';
+import { runCommand, writeFileAtomic } from '@aks-flex-node/fs';
 import type { HostRootPaths } from '@aks-flex-node/hostroot';
 import { createSilentLogger } from '@aks-flex-node/log';
 import { expect, onTestFinished } from 'vitest';
@@ -109,7 +107,8 @@ export async function agentScript(file: string, version: string): Promise<void> 
 
 /** Runs the binary as the real candidate check does, and parses its answer. */
 export async function runVersion(file: string): Promise<VersionInfo> {
-  const { stdout } = await promisify(execFile)(file, ['version', '--json']);
+  const { exitCode, stdout, stderr } = await runCommand(file, ['version', '--json'], 30_000);
+  if (exitCode !== 0) throw new Error(`${file} version --json: exit status ${exitCode}: ${stderr}`);
   return versionInfoSchema.parse(JSON.parse(stdout));
 }
 
