@@ -19,8 +19,10 @@ function subprocessViolations(file: string, source: string): string[] {
   const found: string[] = [];
   const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   if (!runners.includes(file)) {
-    if (/['"](?:node:)?child_process['"]/.test(code)) found.push(`${file}: loads node:child_process`);
-    if (/from\s+['"]execa['"]|import\(\s*['"]execa['"]/.test(code)) found.push(`${file}: imports execa`);
+    if (/['"](?:node:)?child_process['"]/.test(code))
+      found.push(`${file}: loads node:child_process`);
+    if (/from\s+['"]execa['"]|import\(\s*['"]execa['"]/.test(code))
+      found.push(`${file}: imports execa`);
   }
   if (file !== systemctlWrapper && /\(\s*['"]systemctl['"]\s*,/.test(code)) {
     found.push(`${file}: runs systemctl outside its wrapper`);
@@ -43,7 +45,10 @@ describe('one subprocess runner (issue 25)', () => {
 
   it.each([
     ["import { execFile } from 'node:child_process';", 'loads node:child_process'],
-    ["const { spawn } = process.getBuiltinModule('node:child_process');", 'loads node:child_process'],
+    [
+      "const { spawn } = process.getBuiltinModule('node:child_process');",
+      'loads node:child_process',
+    ],
     ["import { spawnSync } from 'child_process';", 'loads node:child_process'],
     ["import { execa } from 'execa';", 'imports execa'],
     ["await run('systemctl', ['restart', unit], 1000);", 'runs systemctl outside its wrapper'],
@@ -56,7 +61,9 @@ describe('one subprocess runner (issue 25)', () => {
   });
 
   it('the runners and the wrapper are where they are allowed', () => {
-    expect(subprocessViolations(runners[1] ?? '', "process.getBuiltinModule('node:child_process')")).toEqual([]);
+    expect(
+      subprocessViolations(runners[1] ?? '', "process.getBuiltinModule('node:child_process')"),
+    ).toEqual([]);
     expect(subprocessViolations(systemctlWrapper, "run('systemctl', args, 1)")).toEqual([]);
   });
 });

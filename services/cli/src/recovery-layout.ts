@@ -1,8 +1,11 @@
 import path from 'node:path';
-import { agentBinaryPathsUnder, type AgentBinaryPaths } from '@aks-flex-node/agentbinary';
+import {
+  agentBinaryPathsUnder,
+  type AgentBinaryPaths,
+  type Host,
+} from '@aks-flex-node/agentbinary';
 import { resolveHostRoot, type HostRootPaths } from '@aks-flex-node/hostroot';
 import { hostPaths } from '@aks-flex-node/layout';
-import type { Host } from '@aks-flex-node/systemd';
 
 /**
  * The layout a recovering last-good binary restores. When it runs from a

@@ -4,6 +4,7 @@ import {
   writeUnitsForBinaries,
   guardLegacySeed,
   refuseUnfinishedMove,
+  createHost,
 } from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
 import { resolveHostRoot } from '@aks-flex-node/hostroot';
@@ -17,7 +18,6 @@ import { configLastGoodFor, hostPaths, unitNames } from '@aks-flex-node/layout';
 import { createLogger } from '@aks-flex-node/log';
 import { fileDigest } from '@aks-flex-node/fs';
 import { rewriteNspawnHooks } from '@aks-flex-node/nspawn';
-import { createHost } from '@aks-flex-node/systemd';
 import { buildApp } from './app.js';
 import { createHostRootService } from './host-root-service.js';
 import { ignoreSignals } from './ignored-signals.js';

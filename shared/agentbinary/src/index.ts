@@ -6,6 +6,8 @@ export { maxCandidateBytes, openTrustedCandidate } from './activation/open-trust
 export type { TrustedCandidate } from './activation/open-trusted-candidate.js';
 export { snapshotCandidate } from './activation/snapshot-candidate.js';
 export { agentBinaryPathsUnder } from './agent-binary-paths.js';
+export { createHost } from './host.js';
+export type { Host } from './host.js';
 export type { AgentBinaryPaths } from './agent-binary-paths.js';
 export { convergeHostInstall } from './install/converge-host-install.js';
 export { isRegularExecutable } from './ensure-layout.js';

@@ -1,6 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
 import { AgentError } from '@aks-flex-node/log';
-import type { CommandRunner } from './run-command.js';
+import type { CommandOptions, CommandResult } from './run-command.js';
+
+/** What runBuiltin adds to a run: a descriptor handed to the command. */
+export interface BuiltinCommandOptions extends CommandOptions {
+  /** An open descriptor the command gets as its fd 3 (flock(1) locks it). */
+  fd3?: number;
+}
 
 /**
  * The runner of the hot roles (the nspawn hook, `status`, the lock), with the
@@ -21,7 +27,12 @@ import type { CommandRunner } from './run-command.js';
  * Only this file and run-command.ts start processes
  * (test/layers/subprocess-runner.test.ts).
  */
-export const runBuiltin: CommandRunner = (file, args, timeoutMs, options = {}) => {
+export function runBuiltin(
+  file: string,
+  args: readonly string[],
+  timeoutMs: number,
+  options: BuiltinCommandOptions = {},
+): Promise<CommandResult> {
   const { spawn } = process.getBuiltinModule('node:child_process');
   const child: ChildProcess = spawn(file, args, {
     stdio: ['ignore', 'pipe', 'pipe', ...(options.fd3 === undefined ? [] : [options.fd3])],
@@ -71,4 +82,4 @@ export const runBuiltin: CommandRunner = (file, args, timeoutMs, options = {}) =
       );
     });
   });
-};
+}

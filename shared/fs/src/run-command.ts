@@ -16,8 +16,6 @@ export interface CommandOptions {
   killSignal?: NodeJS.Signals;
   /** The output exactly as printed; otherwise without its final newline. */
   keepFinalNewline?: boolean;
-  /** An open descriptor the command gets as its fd 3 (flock(1) locks it). */
-  fd3?: number;
 }
 
 /** Runs a program and reports how it ended; the one place that calls execa (run-builtin.ts is the hot roles'). */
@@ -39,9 +37,7 @@ export const runCommand: CommandRunner = async (file, args, timeoutMs, options =
     ...(options.signal === undefined ? {} : { cancelSignal: options.signal }),
     ...(options.killSignal === undefined ? {} : { killSignal: options.killSignal }),
     stripFinalNewline: options.keepFinalNewline !== true,
-    ...(options.fd3 === undefined
-      ? { stdin: 'ignore' as const }
-      : { stdio: ['ignore', 'pipe', 'pipe', options.fd3] as const }),
+    stdin: 'ignore',
     all: false,
     // A command outlives nothing it should not: the daemon awaits its commands
     // at shutdown, and one it queued (a restart of its own unit) must finish.

@@ -1,9 +1,8 @@
-import { activateCandidate, snapshotCandidate } from '@aks-flex-node/agentbinary';
+import { activateCandidate, snapshotCandidate, createHost } from '@aks-flex-node/agentbinary';
 import { createApiClient, type ActivationResult, type Operation } from '@aks-flex-node/api';
 import { retryWhileStarting } from '../retry-while-starting.js';
 import { hostPaths } from '@aks-flex-node/layout';
 import { isAgentError } from '@aks-flex-node/log';
-import { createHost } from '@aks-flex-node/systemd';
 import { createCommandLogger } from '../command-logger.js';
 import { printJson, printLine } from '../output.js';
 import { requireRoot } from '../require-root.js';

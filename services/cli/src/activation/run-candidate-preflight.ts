@@ -1,8 +1,7 @@
-import { preflightCandidate } from '@aks-flex-node/agentbinary';
+import { preflightCandidate, createHost } from '@aks-flex-node/agentbinary';
 import type { ActivationPlan } from '@aks-flex-node/api';
 import { hostPaths } from '@aks-flex-node/layout';
 import { createSilentLogger } from '@aks-flex-node/log';
-import { createHost } from '@aks-flex-node/systemd';
 import { printJson, printLine } from '../output.js';
 
 /**

@@ -119,7 +119,16 @@ async function schemaFailureInJournal(configFile: string): Promise<AgentError | 
 
 /** The agent unit's last journal lines; none when journalctl cannot say. */
 async function recentAgentJournal(): Promise<string[]> {
-  const args = ['--unit', unitNames.agent, '--lines', '20', '--output', 'cat', '--no-pager', '--quiet'];
+  const args = [
+    '--unit',
+    unitNames.agent,
+    '--lines',
+    '20',
+    '--output',
+    'cat',
+    '--no-pager',
+    '--quiet',
+  ];
   const result = await runBuiltin('journalctl', args, 10_000).catch(() => undefined);
   return result?.exitCode === 0 ? result.stdout.split('\n') : [];
 }

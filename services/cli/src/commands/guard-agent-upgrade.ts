@@ -6,12 +6,13 @@ import {
   settleUpgradeState,
   type AgentBinaryPaths,
   type ReadUpgradeState,
+  createHost,
+  type Host,
 } from '@aks-flex-node/agentbinary';
 import { createApiClient, exitCodeFor, exitCodes } from '@aks-flex-node/api';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
 import { pollUntil } from '@aks-flex-node/fs';
 import { AgentError, createLogger, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
-import { createHost, type Host } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { withLockWhenFree } from '../lock-when-free.js';
 import { ownExecutable, recoveryLayout } from '../recovery-layout.js';

@@ -1,8 +1,7 @@
-import { recoverAgentUpgrade } from '@aks-flex-node/agentbinary';
+import { recoverAgentUpgrade, createHost } from '@aks-flex-node/agentbinary';
 import { migrateHostRoot } from '@aks-flex-node/hostroot';
 import { hostPaths, hostRootMarkers } from '@aks-flex-node/layout';
 import { AgentError } from '@aks-flex-node/log';
-import { createHost } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { createCommandLogger } from '../command-logger.js';
 import { requireRoot } from '../require-root.js';

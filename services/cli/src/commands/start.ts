@@ -1,4 +1,4 @@
-import { convergeHostInstall } from '@aks-flex-node/agentbinary';
+import { convergeHostInstall, createHost, type Host } from '@aks-flex-node/agentbinary';
 import { createApiClient, type StatusResponse } from '@aks-flex-node/api';
 import {
   defaultAgentConfig,
@@ -12,7 +12,6 @@ import { exists, pollUntil, writeFileAtomic } from '@aks-flex-node/fs';
 import { agentUnits, hostPaths, unitNames, type HostPaths } from '@aks-flex-node/layout';
 import { withActivationLock } from '@aks-flex-node/lock';
 import { AgentError, errnoCode, isAgentError, type Logger } from '@aks-flex-node/log';
-import { createHost, type Host } from '@aks-flex-node/systemd';
 import { parseCommandArgs } from '../args.js';
 import { createCommandLogger } from '../command-logger.js';
 import { requireRoot } from '../require-root.js';

@@ -2,6 +2,7 @@ import {
   agentBinaryPathsUnder,
   convergeHostInstall,
   sweepUpgradeLeftovers,
+  type Host,
 } from '@aks-flex-node/agentbinary';
 import { fileDigest, restoreFileDigests, saveFileDigests } from '@aks-flex-node/fs';
 import {
@@ -12,7 +13,6 @@ import {
 } from '@aks-flex-node/hostroot';
 import { temporaryFilePlaces, type HostPaths } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
-import type { Host } from '@aks-flex-node/systemd';
 import { monotonicMs, recordAgentStart } from '../upgrade/start-limit.js';
 import {
   describeConfigRestore,

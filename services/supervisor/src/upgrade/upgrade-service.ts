@@ -13,6 +13,7 @@ import {
   type JudgeOutcome,
   type StagePhase,
   type StageResult,
+  type Host,
 } from '@aks-flex-node/agentbinary';
 import type {
   AgentUpgradeRequest,
@@ -23,7 +24,6 @@ import type {
 import { resolveHostRoot } from '@aks-flex-node/hostroot';
 import type { HostPaths } from '@aks-flex-node/layout';
 import { isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
-import type { Host } from '@aks-flex-node/systemd';
 import type { MutationQueue } from '../mutation-queue.js';
 import { describeOperation } from './describe-operation.js';
 import type { MachineCopyKeeper } from './machine-copy-keeper.js';

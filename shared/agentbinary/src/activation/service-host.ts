@@ -1,4 +1,4 @@
-import type { Host } from '@aks-flex-node/systemd';
+import type { Host } from '../host.js';
 
 /**
  * The part of the {@link Host} a direct activation's service steps use:

@@ -6,7 +6,7 @@ import { failpoint, failpoints } from '@aks-flex-node/failpoints';
 import { replaceSymlinkAtomic, syncDirectory } from '@aks-flex-node/fs';
 import type { HostRootPaths } from '@aks-flex-node/hostroot';
 import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
-import type { Host } from '@aks-flex-node/systemd';
+import type { Host } from '../host.js';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { ensureAgentBinaryLayout } from '../ensure-layout.js';
 import { resolveIfPresent } from '../resolve-link.js';

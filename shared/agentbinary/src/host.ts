@@ -1,10 +1,12 @@
 import { realpath } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runCommand } from '@aks-flex-node/fs';
-import { createSystemctl, type Systemctl, type SystemctlOptions } from './systemctl.js';
+import { createSystemctl, type Systemctl, type SystemctlOptions } from '@aks-flex-node/systemd';
 
 /**
- * The host effects the lifecycle depends on, in one object so the daemon,
+ * The host effects the lifecycle depends on (systemd through systemctl, the
+ * kernel's view of processes, the clocks); here, not in shared/systemd, since
+ * only the lifecycle's packages above it use it as one, in one object so the daemon,
  * `start`, the direct activation and the upgrade guard use them the same way
  * and tests replace all of them at once (STYLE.md conventions 13).
  */
