@@ -136,43 +136,49 @@ function expectResetThenRejoin(seen: Record<string, string>, agentIn: string) {
   expect(seen.rejoin_state).toMatch(/^(installed|linked)$/);
 }
 
-describe.skipIf(unavailable !== undefined)('reset while the daemon runs its move', () => {
-  it('daemon#8.4 pass 1 paused (copy in place, units rewritten): reset is refused by the lock; once the restart is queued, reset cancels it and leaves the legacy install whole', () => {
-    const run = runOnPrivateHost(
-      String.raw`${legacyHost}
+/** Every scenario starts from a legacy install with the fakes, and the parent's state to keep. */
+const preamble = String.raw`${legacyHost}
       ${rejoinHelpers}
       ${systemdFakes}
       stage_parent
-      parent_before=$(parent_snapshot)
+      parent_before=$(parent_snapshot)`;
+
+/**
+ * A move paused holding the lock, a reset refused by it, the move let go,
+ * then a reset that works: the same steps in each pass of the move.
+ */
+interface PausedMove {
+  name: string;
+  /** From the legacy install to the move paused, and what it shows then. */
+  pause: string;
+  /** After the move is let go, until the state to reset is reached. */
+  resume: string;
+  /** Facts the scenario shows beyond the refusal and the reset. */
+  seen: Record<string, string>;
+  /** Which root holds the agent after the reset. */
+  agentIn: 'legacy' | 'host-root';
+  /** The reset removed the move's marker (it reset a host mid-move). */
+  removesMarker: boolean;
+}
+
+const pausedMoves: PausedMove[] = [
+  {
+    name: 'daemon#8.4 pass 1 paused (copy in place, units rewritten): reset is refused by the lock; once the restart is queued, reset cancels it and leaves the legacy install whole',
+    pause: String.raw`
       touch /run/hold-move
       unit_daemon /usr/local/lib/aks-flex-node/aks-flex-node-current
       wait_for "the move paused" test -e /run/move-held
-      echo "paused_gate=$(status_of .startup.gate)"
-      reset_refused refused
-      rm /run/hold-move
+      echo "paused_gate=$(status_of .startup.gate)"`,
+    resume: String.raw`
       wait_for "the restart queued" sh -c '"$BINARY" status --json 2>/dev/null | grep -q restart-queued'
-      echo "queued_state=$(state) restart=$(grep -c 'restart.*aks-flex-node-agent.service' /run/systemctl.log)"
-      ${resetThenRejoin}`,
-      240_000,
-    );
-    expect(run.status, `${run.stdout}\n${run.stderr.slice(-3000)}`).toBe(0);
-    const seen = facts(run.stdout);
-    expect(seen.paused_gate).toBe('shut');
-    expectRefused(seen, 'refused');
-    expect(seen.queued_state).toBe('moving restart=1');
-    expectResetThenRejoin(seen, 'legacy');
-    const operation = operationSchema.parse(JSON.parse(run.stdout.trim().split('\n').at(-1) ?? ''));
-    expect(operation).toMatchObject({ kind: 'reset', state: 'succeeded' });
-    expect(operation.removed).toContain('/opt/unbounded/agent/.moving');
-  });
-
-  it('daemon#8.4 pass 2 paused (restarted from the copy, legacy files not yet removed): reset is refused by the lock; after the move, reset leaves the host-root install whole', () => {
-    const run = runOnPrivateHost(
-      String.raw`${legacyHost}
-      ${rejoinHelpers}
-      ${systemdFakes}
-      stage_parent
-      parent_before=$(parent_snapshot)
+      echo "queued_state=$(state) restart=$(grep -c 'restart.*aks-flex-node-agent.service' /run/systemctl.log)"`,
+    seen: { paused_gate: 'shut', queued_state: 'moving restart=1' },
+    agentIn: 'legacy',
+    removesMarker: true,
+  },
+  {
+    name: 'daemon#8.4 pass 2 paused (restarted from the copy, legacy files not yet removed): reset is refused by the lock; after the move, reset leaves the host-root install whole',
+    pause: String.raw`
       unit_daemon /usr/local/lib/aks-flex-node/aks-flex-node-current
       wait_for "the restart queued" sh -c '"$BINARY" status --json 2>/dev/null | grep -q restart-queued'
       # The queued restart, as systemd runs it: stop, then start what the unit names.
@@ -180,29 +186,40 @@ describe.skipIf(unavailable !== undefined)('reset while the daemon runs its move
       touch /run/hold-move
       unit_daemon "$(unit_binary)"
       wait_for "pass 2 paused" test -e /run/move-held
-      echo "paused_legacy=$(test -e /usr/local/lib/aks-flex-node/aks-flex-node-blue && echo kept || echo gone)"
+      echo "paused_legacy=$(test -e /usr/local/lib/aks-flex-node/aks-flex-node-blue && echo kept || echo gone)"`,
+    resume: String.raw`
+      wait_for "the move finished" sh -c '"$BINARY" status --json 2>/dev/null | grep -q "\"gate\":\"open\""'
+      echo "moved_state=$(state) move=$(status_of .startup.move)"`,
+    seen: { paused_legacy: 'kept', moved_state: 'installed move=moved' },
+    agentIn: 'host-root',
+    removesMarker: false,
+  },
+];
+
+describe.skipIf(unavailable !== undefined)('reset while the daemon runs its move', () => {
+  it.for(pausedMoves)('$name', (row) => {
+    const run = runOnPrivateHost(
+      String.raw`${preamble}
+      ${row.pause}
       reset_refused refused
       rm /run/hold-move
-      wait_for "the move finished" sh -c '"$BINARY" status --json 2>/dev/null | grep -q "\"gate\":\"open\""'
-      echo "moved_state=$(state) move=$(status_of .startup.move)"
+      ${row.resume}
       ${resetThenRejoin}`,
       240_000,
     );
     expect(run.status, `${run.stdout}\n${run.stderr.slice(-3000)}`).toBe(0);
     const seen = facts(run.stdout);
-    expect(seen.paused_legacy).toBe('kept');
+    expect(seen).toMatchObject(row.seen);
     expectRefused(seen, 'refused');
-    expect(seen.moved_state).toBe('installed move=moved');
-    expectResetThenRejoin(seen, 'host-root');
+    expectResetThenRejoin(seen, row.agentIn);
+    const operation = operationSchema.parse(JSON.parse(run.stdout.trim().split('\n').at(-1) ?? ''));
+    expect(operation).toMatchObject({ kind: 'reset', state: 'succeeded' });
+    if (row.removesMarker) expect(operation.removed).toContain('/opt/unbounded/agent/.moving');
   });
 
   it('daemon#8.4 a daemon started while a reset holds the lock waits for it before judging or moving: nothing is copied, and the reset stops it and finishes', () => {
     const run = runOnPrivateHost(
-      String.raw`${legacyHost}
-      ${rejoinHelpers}
-      ${systemdFakes}
-      stage_parent
-      parent_before=$(parent_snapshot)
+      String.raw`${preamble}
       ln -s /usr/local /opt/unbounded/agent
       printf '[Unit]\n' > /etc/systemd/system/aks-flex-node-agent.socket
       touch /run/hold-reset
@@ -258,11 +275,7 @@ describe.skipIf(unavailable !== undefined)(
   () => {
     it('daemon#8.4 the daemon stopped dead (SIGSTOP) in pass 1: the CLI gives up on it, the offline reset is refused by the Go flock the daemon still holds, and nothing changes; once it runs again and is gone, reset works', () => {
       const run = runOnPrivateHost(
-        String.raw`${legacyHost}
-      ${rejoinHelpers}
-      ${systemdFakes}
-      stage_parent
-      parent_before=$(parent_snapshot)
+        String.raw`${preamble}
       touch /run/hold-move
       unit_daemon /usr/local/lib/aks-flex-node/aks-flex-node-current
       wait_for "the move paused" test -e /run/move-held

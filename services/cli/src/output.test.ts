@@ -18,10 +18,14 @@ async function printToClosedReader(handled: boolean) {
       stdin: {
         contents: `import { dropOutputOnceReaderCloses, printLine } from ${JSON.stringify(path.join(import.meta.dirname, 'output.ts'))};
           ${handled ? 'dropOutputOnceReaderCloses();' : ''}
-          setTimeout(() => {
+          // Prints once told the reader has gone (SIGUSR2), having said on fd 3 it listens.
+          const alive = setInterval(() => undefined, 60_000);
+          process.on('SIGUSR2', () => {
+            clearInterval(alive);
             for (let i = 0; i < 1000; i++) printLine('line ' + i);
             process.exitCode = 3;
-          }, 200);`,
+          });
+          (await import('node:fs')).writeSync(3, 'listening\\n');`,
         resolveDir: import.meta.dirname,
         loader: 'ts',
       },
@@ -31,11 +35,16 @@ async function printToClosedReader(handled: boolean) {
       outfile: bundle,
       logLevel: 'silent',
     });
-    const child = spawn(process.execPath, [bundle], { stdio: ['ignore', 'pipe', 'pipe'] });
-    // The reader goes before a line is written, as head does after its lines.
-    child.stdout.destroy();
+    const child = spawn(process.execPath, [bundle], { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const ready = child.stdio[3];
+    if (ready === null) throw new Error('the child has no fd 3');
+    await once(ready, 'data');
+    // The reader goes before a line is written, as head does after its lines.
+    child.stdout.destroy();
+    await once(child.stdout, 'close');
+    child.kill('SIGUSR2');
     const [code] = (await once(child, 'close')) as [number | null];
     return { code, stderr };
   } finally {

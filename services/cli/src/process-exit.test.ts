@@ -33,7 +33,9 @@ describe('waitForExit', () => {
     const child = spawn('sleep', ['30']);
     const pid = child.pid ?? -1;
     expect(await waitForExit(pid, 150)).toBe(false);
-    setTimeout(() => child.kill('SIGTERM'), 100);
-    expect(await waitForExit(pid, 5_000)).toBe(true);
+    // Ended while the wait runs.
+    const waiting = waitForExit(pid, 5_000);
+    child.kill('SIGTERM');
+    expect(await waiting).toBe(true);
   });
 });

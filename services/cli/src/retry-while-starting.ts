@@ -1,5 +1,5 @@
 import { daemonStartingReason } from '@aks-flex-node/api';
-import { pollUntil } from '@aks-flex-node/fs';
+import { pollUntil, type PollClock } from '@aks-flex-node/fs';
 import { isAgentError } from '@aks-flex-node/log';
 
 /** How long {@link retryWhileStarting} waits, and whom it tells while it does. */
@@ -13,6 +13,8 @@ export interface RetryWhileStartingOptions {
    * names, setting a corrupt signal aside, retrying).
    */
   onWaiting?: (reason: string) => void;
+  /** The clock the wait reads; tests pass one that moves only when it waits. */
+  clock?: PollClock;
 }
 
 /**
@@ -50,6 +52,7 @@ export async function retryWhileStarting<T>(
       timedOut: () => {
         throw refusal;
       },
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
     },
   );
   return done.value;

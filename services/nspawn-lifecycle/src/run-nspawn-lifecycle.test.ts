@@ -174,9 +174,8 @@ describe('nspawn-lifecycle', () => {
 
     it('a daemon that never answers is given up on after the timeout, exit 0', async () => {
       await serve(200, {}, { hang: true });
-      const started = Date.now();
+      // Given up on by its own timeout (the message names it), not the test's.
       expect(await runNspawnLifecycle(['pre-start', 'kube1'], options({ timeoutMs: 300 }))).toBe(0);
-      expect(Date.now() - started).toBeLessThan(2_000);
       expect(lines()[0]?.msg).toContain('no answer within 300 ms');
     });
 

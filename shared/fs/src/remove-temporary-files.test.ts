@@ -30,9 +30,14 @@ describe('temporary names (issue 22 item 5)', () => {
   it("issue22#5 a write stopped before its rename leaves a name the writers' pattern finds", async () => {
     const dir = await makeTempDir();
     const target = path.join(dir, helper);
-    // The fill never returns, as a write killed mid-copy never renames.
-    const stopped = writeThroughTemp(target, 0o755, () => new Promise(() => undefined));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The fill never returns, as a write killed mid-copy never renames; the
+    // temporary file exists once the fill is called.
+    const { promise: filling, resolve: fillCalled } = Promise.withResolvers<undefined>();
+    const stopped = writeThroughTemp(target, 0o755, () => {
+      fillCalled(undefined);
+      return new Promise(() => undefined);
+    });
+    await filling;
     const [left] = await readdir(dir);
     expect(left).toBeDefined();
     expect(targetOfTemporary(left ?? '')).toBe(helper);
