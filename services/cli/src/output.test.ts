@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { Readable } from 'node:stream';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -36,14 +37,16 @@ async function printToClosedReader(handled: boolean) {
       logLevel: 'silent',
     });
     const child = spawn(process.execPath, [bundle], { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+    const [, out, err, ready] = child.stdio;
+    if (!(out instanceof Readable && err instanceof Readable && ready instanceof Readable)) {
+      throw new Error('the child has no stdout, stderr and fd 3 pipes');
+    }
     let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const ready = child.stdio[3];
-    if (ready === null) throw new Error('the child has no fd 3');
+    err.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
     await once(ready, 'data');
     // The reader goes before a line is written, as head does after its lines.
-    child.stdout.destroy();
-    await once(child.stdout, 'close');
+    out.destroy();
+    await once(out, 'close');
     child.kill('SIGUSR2');
     const [code] = (await once(child, 'close')) as [number | null];
     return { code, stderr };
