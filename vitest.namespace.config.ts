@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { concurrentTrials } from './test/namespace/concurrent-trials.js';
 
 // Suites that need root and private mount namespaces; they run the built executable.
 export default defineConfig({
@@ -10,12 +11,9 @@ export default defineConfig({
     // the CPU, and the suite is most of CI's run.
     maxWorkers: 2,
     fileParallelism: true,
-    // Crash trials marked concurrent (and mapConcurrently's lanes, which
-    // follow the same figure in private-host.ts) run two at a time within a
-    // file: a trial is mostly waiting on a stale lockfile or a stability
-    // interval, so two overlap well; more starve the daemons' own time bounds
-    // on a 2-core machine with the other file running beside them.
-    maxConcurrency: 2,
+    // Crash trials marked concurrent run this many at a time within a file,
+    // as mapConcurrently's lanes do (the figure and its reason live in one place).
+    maxConcurrency: concurrentTrials,
     testTimeout: 120_000,
     hookTimeout: 120_000,
   },

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every check and suite, in the order that fails fastest: static checks, unit
 # tests, the build, then the suites that run the built executable (private
-# mount namespaces, bats, real systemd). Prints a closing tally line.
+# mount namespaces and bats in one lane, real systemd in another, at once).
+# Prints a closing tally line.
 set -euo pipefail
 
 readonly script_name=test-all
@@ -67,6 +68,19 @@ wanted() {
   [[ -z "${TEST_STEPS:-}" || ",${TEST_STEPS}," == *",$1,"* ]]
 }
 
+# Counts a finished step: a check that is not a test suite (format, lint,
+# build…) counts as one failure in the tally.
+record_step() {
+  local name=$1 outcome=$2
+  if [[ "$outcome" == passed ]]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+    failures+=("$name")
+    case "$name" in unit | namespace | scripts | e2e) ;; *) checks_failed=$((checks_failed + 1)) ;; esac
+  fi
+}
+
 step() {
   local name=$1
   shift
@@ -74,15 +88,60 @@ step() {
   echo "==> $name" >&2
   local started=$SECONDS
   if "$@"; then
-    passed=$((passed + 1))
+    record_step "$name" passed
     echo "<== $name passed in $((SECONDS - started))s" >&2
   else
-    failed=$((failed + 1))
-    failures+=("$name")
-    # A check that is not a test suite (format, lint, build…) counts as one failure in the tally.
-    case "$name" in unit | namespace | scripts | e2e) ;; *) checks_failed=$((checks_failed + 1)) ;; esac
+    record_step "$name" failed
     echo "<== $name FAILED after $((SECONDS - started))s" >&2
   fi
+}
+
+# A step of a lane (see overlapped_suites): its output goes to a log of its
+# own, printed whole when the step ends, since two suites' lines interleaved
+# would be unreadable; its outcome goes to a file, since a lane is a subshell
+# and cannot count in main's variables.
+lane_step() {
+  local name=$1
+  shift
+  wanted "$name" || return 0
+  echo "==> $name (its output follows when it ends)" >&2
+  local started=$SECONDS outcome=failed
+  if "$@" >"$results_dir/$name.log" 2>&1; then outcome=passed; fi
+  local seconds=$((SECONDS - started))
+  # One step's log at a time, even when both lanes end together.
+  {
+    flock 9
+    echo "==> $name output" >&2
+    cat "$results_dir/$name.log"
+    if [[ "$outcome" == passed ]]; then
+      echo "<== $name passed in ${seconds}s" >&2
+    else
+      echo "<== $name FAILED after ${seconds}s" >&2
+    fi
+  } 9>"$results_dir/print.lock"
+  echo "$outcome" >"$results_dir/$name.outcome"
+}
+
+# The suites that run the built executable, in two lanes at once: namespace
+# then scripts, beside e2e. Each suite mostly waits (stale lockfiles,
+# stability intervals, systemd boots), so run one after the other they left
+# the two cores idle for much of CI's half hour.
+overlapped_suites() {
+  (
+    lane_step namespace vitest_suite namespace vitest.namespace.config.ts
+    lane_step scripts bats_suites
+  ) &
+  local lane_one=$!
+  (lane_step e2e vitest_suite e2e vitest.e2e.config.ts) &
+  local lane_two=$!
+  # A lane that died without an outcome (killed) is counted failed below.
+  wait "$lane_one" || true
+  wait "$lane_two" || true
+  local name
+  for name in namespace scripts e2e; do
+    wanted "$name" || continue
+    record_step "$name" "$(cat "$results_dir/$name.outcome" 2>/dev/null || echo failed)"
+  done
 }
 
 main() {
@@ -92,9 +151,7 @@ main() {
   step shellcheck bash scripts/shellcheck.sh
   step unit vitest_suite unit vitest.config.ts
   step build node scripts/build.mjs
-  step namespace vitest_suite namespace vitest.namespace.config.ts
-  step scripts bats_suites
-  step e2e vitest_suite e2e vitest.e2e.config.ts
+  overlapped_suites
   echo "$script_name: steps ${passed} passed, ${failed} failed${failures[*]:+ (${failures[*]})}" >&2
   count_tests
   list_failed_tests >&2

@@ -1,8 +1,8 @@
 import { moveFailpoints } from '@aks-flex-node/failpoints';
 import { describe, expect, it } from 'vitest';
+import { concurrentTrials } from './concurrent-trials.js';
 import { legacyHost } from './legacy-host.js';
 import {
-  concurrentTrials,
   facts,
   mapConcurrently,
   namespaceUnavailable,

@@ -208,9 +208,6 @@ export async function mapConcurrently<T, R>(
   return results;
 }
 
-/** How many crash trials a namespace file runs at once (see runOnPrivateHostAsync). */
-export const concurrentTrials = Number(process.env.AKS_FLEX_NODE_CONCURRENT_TRIALS ?? '2');
-
 function privateHostCommand(
   script: string,
   env: Record<string, string>,

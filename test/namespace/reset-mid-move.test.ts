@@ -1,10 +1,10 @@
 import { rmSync } from 'node:fs';
 import { moveFailpoints } from '@aks-flex-node/failpoints';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { concurrentTrials } from './concurrent-trials.js';
 import { legacyHost } from './legacy-host.js';
 import { bundleMoveDriver, moveHost } from './move-driver.js';
 import {
-  concurrentTrials,
   facts,
   mapConcurrently,
   namespaceUnavailable,
