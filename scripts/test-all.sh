@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every check and suite, in the order that fails fastest: static checks, unit
 # tests, the build, then the suites that run the built executable (private
-# mount namespaces and bats in one lane, real systemd in another, at once).
+# mount namespaces in one lane, real systemd then bats in another, at once).
 # Prints a closing tally line.
 set -euo pipefail
 
@@ -123,22 +123,23 @@ lane_step() {
 }
 
 # The suites that run the built executable, in two lanes at once: namespace
-# then scripts, beside e2e. Each suite mostly waits (stale lockfiles,
+# beside e2e then scripts. Each suite mostly waits (stale lockfiles,
 # stability intervals, systemd boots), so run one after the other they left
-# the two cores idle for much of CI's half hour.
+# the two cores idle for much of CI's half hour. The namespace suite is the
+# longest, so the short scripts step follows the e2e one.
 overlapped_suites() {
+  (lane_step namespace vitest_suite namespace vitest.namespace.config.ts) &
+  local lane_one=$!
   (
-    lane_step namespace vitest_suite namespace vitest.namespace.config.ts
+    lane_step e2e vitest_suite e2e vitest.e2e.config.ts
     lane_step scripts bats_suites
   ) &
-  local lane_one=$!
-  (lane_step e2e vitest_suite e2e vitest.e2e.config.ts) &
   local lane_two=$!
   # A lane that died without an outcome (killed) is counted failed below.
   wait "$lane_one" || true
   wait "$lane_two" || true
   local name
-  for name in namespace scripts e2e; do
+  for name in namespace e2e scripts; do
     wanted "$name" || continue
     record_step "$name" "$(cat "$results_dir/$name.outcome" 2>/dev/null || echo failed)"
   done

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { rm } from 'node:fs/promises';
-import { expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   exitCodes,
   isTerminalOperationState,
@@ -36,9 +36,10 @@ import { productBinary } from './harness/product.js';
 // upgrade's CLI waiting until its 300 s timeout. Each run here starts the
 // loop at another offset after the switch, so the resets land on the old
 // daemon's exit, the socket holding requests through the restart, the new
-// daemon's stability interval, its judgement and after it. One host serves
-// every run: reset keeps the binaries, and `start` rejoins. Every other run
-// upgrades to a candidate whose judgement rolls it back.
+// daemon's stability interval, its judgement and after it. Each of two hosts
+// serves half the runs (one the earlier offsets, the other the later): reset
+// keeps the binaries, and `start` rejoins. Every other run upgrades to a candidate whose judgement
+// rolls it back.
 
 /** How many upgrade-and-reset races one run of the suite makes. */
 const racingRuns = 20;
@@ -192,22 +193,41 @@ async function rejoin(host: Host): Promise<void> {
   await waitForUnitState(host, productUnits.agent, 'active');
 }
 
+/** The runs one host makes: two hosts race at once, each over half the offsets. */
+const hostCount = 2;
+
 describeWithProduct('product: a reset racing an AgentUpgrade', () => {
-  it(
-    `issue#28.3 issue#22.6 reset every 50 ms from ${racingRuns} offsets after the switch: each ends on a judged binary, with the record, and no CLI left waiting`,
-    async () => {
-      // This build's own archive: an upgrade to the same build, which switches slots like any other.
-      // (AKS_FLEX_NODE_E2E_BINARY names another build: its archive beside it.)
-      const succeeding = await readReleaseArchive(path.dirname(productBinary), 'this build');
-      const releaseDir = await createReleaseDir();
-      onTestFinished(() => rm(releaseDir, { recursive: true, force: true }));
-      const rollingBack = await packReleaseArchive(
-        releaseDir,
-        'rolled-back',
-        'this build, run from elsewhere',
-        rolledBackCandidate,
+  let succeeding: ReleaseArchive;
+  let rollingBack: ReleaseArchive;
+  let releaseDir: string | undefined;
+  beforeAll(async () => {
+    // This build's own archive: an upgrade to the same build, which switches slots like any other.
+    // (AKS_FLEX_NODE_E2E_BINARY names another build: its archive beside it.)
+    succeeding = await readReleaseArchive(path.dirname(productBinary), 'this build');
+    releaseDir = await createReleaseDir();
+    rollingBack = await packReleaseArchive(
+      releaseDir,
+      'rolled-back',
+      'this build, run from elsewhere',
+      rolledBackCandidate,
+    );
+  }, 120_000);
+  afterAll(async () => {
+    if (releaseDir !== undefined) await rm(releaseDir, { recursive: true, force: true });
+  });
+
+  // Concurrent: the hosts share nothing, and most of a run is waiting on
+  // restarts, so two hosts at once halve the file's time (the suite's longest).
+  // Each run keeps its offset and its release (the rolled-back one every other
+  // run), whichever host makes it.
+  it.concurrent.for(Array.from({ length: hostCount }, (_, part) => part))(
+    `issue#28.3 issue#22.6 reset every 50 ms from ${racingRuns} offsets after the switch (part %i of ${hostCount}): each ends on a judged binary, with the record, and no CLI left waiting`,
+    { timeout: (racingRuns / hostCount) * 60_000 },
+    async (part) => {
+      const indices = Array.from({ length: racingRuns }, (_, index) => index).filter(
+        (index) => Math.floor(index / (racingRuns / hostCount)) === part,
       );
-      await withHost({ variant: 'plain', name: 'reset-race' }, async (host) => {
+      await withHost({ variant: 'plain', name: `reset-race-${part}` }, async (host) => {
         await installProduct(host);
         await waitForProductStatus(host, (status) => status.startup.gate === 'open', 60_000);
         const releases = [
@@ -220,9 +240,9 @@ describeWithProduct('product: a reset racing an AgentUpgrade', () => {
         const seen: string[] = [];
         const started = Date.now();
         let rejoinMs = 0;
-        for (let index = 0; index < racingRuns; index += 1) {
+        for (const [position, index] of indices.entries()) {
           const rejoinStarted = Date.now();
-          if (index > 0) await rejoin(host);
+          if (position > 0) await rejoin(host);
           rejoinMs += Date.now() - rejoinStarted;
           const { release, url } = releases[index % 2] ?? releases[0];
           const run = await race(host, url, release, index * offsetStepMs);
@@ -235,10 +255,9 @@ describeWithProduct('product: a reset racing an AgentUpgrade', () => {
           );
         }
         process.stderr.write(
-          `reset race: ${racingRuns} runs in ${(Date.now() - started) / 1000} s, ${rejoinMs / 1000} s of it rejoining\n`,
+          `reset race part ${part}: ${indices.length} runs in ${(Date.now() - started) / 1000} s, ${rejoinMs / 1000} s of it rejoining\n`,
         );
       });
     },
-    racingRuns * 60_000,
   );
 });
