@@ -1,0 +1,58 @@
+#!/usr/bin/env bats
+# scripts/test-all.sh runs the namespace suite beside the e2e suite: both at
+# once, each one's output whole (never interleaved), and the failures still
+# named at the end with the tally. A fake vitest stands in for the suites.
+
+bats_require_minimum_version 1.5.0
+load test_helper
+
+setup() {
+  make_fake_bin
+  events="$BATS_TEST_TMPDIR/events"
+  export events
+  # Logs when each suite starts and ends, prints two lines a second apart, and
+  # writes a JSON report with one test, failed when FAIL_SUITE names the suite.
+  cat >"$FAKE_BIN/vitest" <<'FAKE'
+#!/usr/bin/env bash
+config=$3
+report=${6#--outputFile.json=}
+suite=${config#vitest.}
+suite=${suite%.config.ts}
+echo "start $suite" >>"$events"
+echo "first line of $suite"
+sleep 1
+echo "second line of $suite"
+failed=0 status=passed
+if [[ "${FAIL_SUITE:-}" == "$suite" ]]; then failed=1 status=failed; fi
+jq -n --arg suite "$suite" --arg status "$status" --argjson failed "$failed" --arg root "$PWD/" '{
+  numPassedTests: (1 - $failed), numFailedTests: $failed, numPendingTests: 0, numTodoTests: 0,
+  testResults: [{name: ($root + "test/" + $suite + "/one.test.ts"),
+    assertionResults: [{status: $status, fullName: ("a test of " + $suite), failureMessages: ["it broke\nat line 2"]}]}]
+}' >"$report"
+echo "end $suite" >>"$events"
+exit "$failed"
+FAKE
+  chmod +x "$FAKE_BIN/vitest"
+}
+
+@test "ci the namespace and e2e suites run at once, each one's output whole, failures named at the end" {
+  FAIL_SUITE=e2e TEST_STEPS=namespace,e2e run -1 bash "${workspace:?}/scripts/test-all.sh"
+  # Both started before either ended.
+  local started
+  started=$(head -2 "$events")
+  [[ "$started" == *"start namespace"* && "$started" == *"start e2e"* ]]
+  local lines
+  lines=$(grep -E '^(first|second) line of ' <<<"$output")
+  # Each suite's two lines together, though the suites ran at once.
+  [[ "$lines" == $'first line of namespace\nsecond line of namespace\nfirst line of e2e\nsecond line of e2e' ||
+    "$lines" == $'first line of e2e\nsecond line of e2e\nfirst line of namespace\nsecond line of namespace' ]]
+  [[ "$output" == *"<== namespace passed in "* ]]
+  [[ "$output" == *"<== e2e FAILED after "* ]]
+  # The tally and the failed test come last, after both suites' output.
+  local tail
+  tail=$(tail -4 <<<"$output")
+  [[ "$tail" == *"test-all: steps 1 passed, 1 failed (e2e)"* ]]
+  [[ "$tail" == *"FAILED e2e: test/e2e/one.test.ts > a test of e2e"* ]]
+  [[ "$tail" == *"it broke"* ]]
+  [[ "$(tail -1 <<<"$output")" == "1 passed, 1 failed, 0 skipped" ]]
+}
