@@ -123,10 +123,12 @@ lane_step() {
 }
 
 # The suites that run the built executable, in two lanes at once: namespace
-# beside e2e then scripts. Each suite mostly waits (stale lockfiles,
-# stability intervals, systemd boots), so run one after the other they left
-# the two cores idle for much of CI's half hour. The namespace suite is the
-# longest, so the short scripts step follows the e2e one.
+# beside e2e then scripts. A file of either suite keeps about 0.6 of a core
+# busy (the rest is stale lockfiles, stability intervals, systemd boots:
+# reset-race used 150 CPU-s in its 230 s, reset-mid-move 142 in 228), so two
+# files at a time left much of the two cores idle, suite after suite; four
+# at a time fill them. The namespace suite is the longest, so the short
+# scripts step follows the e2e one.
 overlapped_suites() {
   (lane_step namespace vitest_suite namespace vitest.namespace.config.ts) &
   local lane_one=$!
