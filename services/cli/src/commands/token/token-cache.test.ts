@@ -27,9 +27,9 @@ describe.skipIf(!asRoot)('the token cache (root only)', () => {
   it('issue23 a kept token is read back, and the directory is 0700, the file 0600', async () => {
     const key = tokenCacheKey({ mode: 'msi' });
     expect(
-      await writeCachedToken(host, key, { token: 't1', expiresOnTimestamp: now + 3_600_000 }),
+      writeCachedToken(host, key, { token: 't1', expiresOnTimestamp: now + 3_600_000 }),
     ).toBeUndefined();
-    expect(await readCachedToken(host, key)).toEqual({
+    expect(readCachedToken(host, key)).toEqual({
       token: 't1',
       expiresOnTimestamp: now + 3_600_000,
     });
@@ -41,34 +41,34 @@ describe.skipIf(!asRoot)('the token cache (root only)', () => {
   it.each([
     ['inside the refresh margin', refreshMarginMs, undefined],
     ['a second past the margin', refreshMarginMs + 1000, 't1'],
-  ])('issue23 a token %s', async (_case, left, expected) => {
+  ])('issue23 a token %s', (_case, left, expected) => {
     const key = tokenCacheKey({ mode: 'msi' });
-    await writeCachedToken(host, key, { token: 't1', expiresOnTimestamp: now + left });
-    expect((await readCachedToken(host, key))?.token).toBe(expected);
+    writeCachedToken(host, key, { token: 't1', expiresOnTimestamp: now + left });
+    expect(readCachedToken(host, key)?.token).toBe(expected);
   });
 
   it('issue23 another user neither reads nor writes the cache', async () => {
     const key = tokenCacheKey({ mode: 'msi' });
     const user = { ...host, euid: 1000 };
     expect(
-      await writeCachedToken(user, key, { token: 't1', expiresOnTimestamp: now + 3_600_000 }),
+      writeCachedToken(user, key, { token: 't1', expiresOnTimestamp: now + 3_600_000 }),
     ).toBeUndefined();
     await expect(stat(host.dir)).rejects.toThrow('ENOENT');
-    await writeCachedToken(host, key, { token: 't1', expiresOnTimestamp: now + 3_600_000 });
-    expect(await readCachedToken(user, key)).toBeUndefined();
+    writeCachedToken(host, key, { token: 't1', expiresOnTimestamp: now + 3_600_000 });
+    expect(readCachedToken(user, key)).toBeUndefined();
   });
 
   it('issue23 a torn or world-readable entry is a miss', async () => {
     const key = tokenCacheKey({ mode: 'msi' });
-    await writeCachedToken(host, key, { token: 't1', expiresOnTimestamp: now + 3_600_000 });
+    writeCachedToken(host, key, { token: 't1', expiresOnTimestamp: now + 3_600_000 });
     const file = path.join(host.dir, `${key}.json`);
     await writeFile(file, '{"token":', { mode: 0o600 });
-    expect(await readCachedToken(host, key)).toBeUndefined();
+    expect(readCachedToken(host, key)).toBeUndefined();
     await writeFile(file, JSON.stringify({ token: 't1', expiresOnTimestamp: now + 3_600_000 }), {
       mode: 0o644,
     });
     await (await import('node:fs/promises')).chmod(file, 0o644);
-    expect(await readCachedToken(host, key)).toBeUndefined();
+    expect(readCachedToken(host, key)).toBeUndefined();
   });
 
   it('issue23 different credentials have different keys; the key names no setting', () => {

@@ -1,7 +1,18 @@
-import { createHash } from 'node:crypto';
-import { chmod, lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+// node:fs's synchronous calls, not node:fs/promises or node:crypto: each
+// loads modules that cost the kubelet's every `token` call milliseconds
+// (bench/token-startup.sh), and a one-shot command has nothing to overlap.
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { errnoCode, messageOf } from '@aks-flex-node/log';
+import { sha256Hex } from './sha256.js';
 
 /** A token as the cache keeps it. */
 export interface CachedToken {
@@ -32,7 +43,7 @@ export interface TokenCacheHost {
  */
 export function tokenCacheKey(parts: Record<string, string | undefined>): string {
   const canonical = JSON.stringify(Object.entries(parts).sort(([a], [b]) => a.localeCompare(b)));
-  return createHash('sha256').update(canonical).digest('hex');
+  return sha256Hex(canonical);
 }
 
 /**
@@ -41,17 +52,14 @@ export function tokenCacheKey(parts: Record<string, string | undefined>): string
  * left; undefined otherwise (a miss asks the token service). Only root uses
  * the cache: a token is a secret, and another user's directory is not trusted.
  */
-export async function readCachedToken(
-  host: TokenCacheHost,
-  key: string,
-): Promise<CachedToken | undefined> {
+export function readCachedToken(host: TokenCacheHost, key: string): CachedToken | undefined {
   if (host.euid !== 0) return undefined;
   const file = path.join(host.dir, `${key}.json`);
   let text: string;
   try {
-    const info = await lstat(file);
+    const info = lstatSync(file);
     if (!info.isFile() || info.uid !== 0 || (info.mode & 0o077) !== 0) return undefined;
-    text = await readFile(file, 'utf8');
+    text = readFileSync(file, 'utf8');
   } catch (error) {
     if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return undefined;
     throw error;
@@ -81,31 +89,31 @@ function parseCachedToken(text: string): CachedToken | undefined {
  * The directory is made (or made again) 0700. Returns why the token was not
  * kept, for a warning, or undefined; the token itself was still good.
  */
-export async function writeCachedToken(
+export function writeCachedToken(
   host: TokenCacheHost,
   key: string,
   token: CachedToken,
-): Promise<string | undefined> {
+): string | undefined {
   if (host.euid !== 0) return undefined;
   const file = path.join(host.dir, `${key}.json`);
   const temporary = `${file}.${process.pid}.tmp`;
   try {
-    await ensureRootOnlyDir(host.dir);
-    await writeFile(temporary, JSON.stringify(token), { mode: 0o600, flag: 'wx' });
-    await rename(temporary, file);
+    ensureRootOnlyDir(host.dir);
+    writeFileSync(temporary, JSON.stringify(token), { mode: 0o600, flag: 'wx' });
+    renameSync(temporary, file);
     return undefined;
   } catch (error) {
-    await rm(temporary, { force: true });
+    rmSync(temporary, { force: true });
     return `token cache ${host.dir} not written: ${messageOf(error)}`;
   }
 }
 
 /** Makes `dir` (and missing parents) 0700, or refuses one that is not root's directory. */
-async function ensureRootOnlyDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const info = await lstat(dir);
+function ensureRootOnlyDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const info = lstatSync(dir);
   if (!info.isDirectory() || info.uid !== 0) {
     throw new Error(`${dir} is not a directory owned by root`);
   }
-  if ((info.mode & 0o777) !== 0o700) await chmod(dir, 0o700);
+  if ((info.mode & 0o777) !== 0o700) chmodSync(dir, 0o700);
 }
