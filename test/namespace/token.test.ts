@@ -107,6 +107,7 @@ run failingImds AAD_LOGIN_METHOD=msi AKS_FLEX_NODE_IMDS_ENDPOINT="$(S failingImd
 run failingAuthority "${'$'}{spn[@]}" AKS_FLEX_NODE_AUTHORITY_HOST="$(S failingAuthority)" -- kubelogin
 run wrongSecret AAD_LOGIN_METHOD=spn AZURE_TENANT_ID=tenant-1 AAD_SERVICE_PRINCIPAL_CLIENT_ID=sp-secret AAD_SERVICE_PRINCIPAL_CLIENT_SECRET="$SECRET.wrong" -- kubelogin
 run pop "${'$'}{spn[@]}" -- kubelogin --pop-enabled
+run popClaims "${'$'}{spn[@]}" -- kubelogin --pop-enabled --pop-claims u=/subscriptions/s/resourceGroups/r/providers/Microsoft.Kubernetes/connectedClusters/c
 run badExecInfo KUBERNETES_EXEC_INFO='{"apiVersion":"v1","kind":"Pod"}' "${'$'}{spn[@]}" -- kubelogin
 
 # The kubelet's kubeconfig as the Go agent writes it (clientcmd's encoding:
@@ -291,6 +292,17 @@ describe.skipIf(unavailable !== undefined)('token kubelogin and token arc (issue
   it('issue23 --pop-enabled without a u= claim is refused as kubelogin refuses it', () => {
     expect(seen['pop_exit']).toBe('2');
     expect(seen['pop_stderr']).toContain('--pop-enabled needs --pop-claims with u=');
+  });
+
+  it('issue23 well-formed PoP flags are refused with what is not supported and what to change (docs/cli.md)', () => {
+    expect(seen['popClaims_exit']).toBe('2');
+    expect(seen['popClaims_token']).toBe('');
+    expect(seen['popClaims_stderr']).toContain(
+      'error: token kubelogin: --pop-enabled: proof-of-possession (PoP) tokens are not supported; this release issues bearer tokens only',
+    );
+    expect(seen['popClaims_stderr']).toContain(
+      "hint: remove --pop-enabled and --pop-claims from the kubeconfig's exec args",
+    );
   });
 
   it("issue23 Debian's kubectl 1.20 runs the machine's copy through the kubelet's kubeconfig (v1beta1)", () => {

@@ -126,7 +126,8 @@ workloadidentity (AZURE_FEDERATED_TOKEN_FILE). arc uses the Arc agent's local
 identity endpoint (IDENTITY_ENDPOINT). Tokens are cached root-only under
 /run/aks-flex-node/token-cache until five minutes before they expire.
 AKS_FLEX_NODE_AUTHORITY_HOST (or AZURE_AUTHORITY_HOST) and AKS_FLEX_NODE_IMDS_ENDPOINT
-move the token services. Errors go to stderr with a non-zero exit.`,
+move the token services. Errors go to stderr with a non-zero exit. PoP tokens
+(--pop-enabled) are refused (exit 2): this release issues bearer tokens only.`,
   agent: `usage: aks-flex-node agent [--config PATH]
 
 Runs the daemon, as the agent unit does (also: daemon). Needs root.`,

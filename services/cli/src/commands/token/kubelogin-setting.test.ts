@@ -90,7 +90,7 @@ describe("token kubelogin's environment, as the Go agent writes it into the kube
     [
       true,
       'u=/subscriptions/s/resourceGroups/r',
-      'proof-of-possession tokens (--pop-enabled) are not issued by this release',
+      '--pop-enabled: proof-of-possession (PoP) tokens are not supported; this release issues bearer tokens only',
     ],
   ])('issue23 PoP flags enabled=%s claims=%s', (enabled, claims, message) => {
     if (message === undefined)

@@ -3,9 +3,17 @@ import { AgentError } from '@aks-flex-node/log';
 /**
  * Checks kubelogin's proof-of-possession flags as kubelogin does:
  * `--pop-claims` only with `--pop-enabled`, and with a `u=<ARM id>` claim,
- * each claim `key=value`. A PoP token then cannot be issued by this release:
- * the Go agent writes the flags only for an Arc-connected cluster's
- * kubeconfig, which this release does not write. Throws INVALID_ARGUMENT.
+ * each claim `key=value`. Well-formed flags are then refused too: this
+ * release issues bearer tokens only. A PoP token is an access token bound to
+ * a key the client holds, wrapped in a signed HTTP request (SHR) that names
+ * the cluster; Go's kubelogin builds it with MSAL Go's custom authentication
+ * scheme. MSAL Node (under @azure/identity) has no such scheme: its
+ * confidential client turns a PoP request into a bearer one (msal-node 7,
+ * ClientApplication.initializeBaseRequest), and building the SHR here would be
+ * hand-written OAuth. The kubeconfig the Go agent writes for the kubelet
+ * passes no PoP flag (test/namespace/token.test.ts lays it out); PoP is for
+ * clusters reached through Azure Arc's cluster connect (docs/cli.md,
+ * "Proof-of-possession tokens"). Throws INVALID_ARGUMENT.
  */
 export function checkPopFlags(enabled: boolean, claims: string | undefined): void {
   if (!enabled) {
@@ -32,8 +40,8 @@ export function checkPopFlags(enabled: boolean, claims: string | undefined): voi
     );
   }
   throw popError(
-    'proof-of-possession tokens (--pop-enabled) are not issued by this release',
-    'use the bearer-token kubeconfig the agent writes (without --pop-enabled); Arc-connected clusters need the Go release for PoP',
+    '--pop-enabled: proof-of-possession (PoP) tokens are not supported; this release issues bearer tokens only',
+    "remove --pop-enabled and --pop-claims from the kubeconfig's exec args (users[].user.exec.args) to get a bearer token, which the AKS API server accepts with Entra ID; a cluster reached only through Azure Arc's cluster connect, which needs PoP, needs Go's kubelogin as the exec command instead",
   );
 }
 
