@@ -1,6 +1,6 @@
 import { answerTokenFromCache } from '../commands/token/token.js';
-import { runBundle } from '../roles/run-bundle.js';
 import { runReportingErrors } from '../roles/run-reporting-errors.js';
+import type { RunOtherBundle } from '../roles/run-role.js';
 
 /**
  * The bundle's entry (BundleEntry): `token` as the kubelet meets it at
@@ -11,11 +11,15 @@ import { runReportingErrors } from '../roles/run-reporting-errors.js';
  * the command line again and reports its own errors (it holds its own
  * AgentError). That bundle never loads this one, so there is no cycle.
  */
-export function runBundleRole(role: string, args: string[]): Promise<number> {
+export function runBundleRole(
+  role: string,
+  args: string[],
+  runOther: RunOtherBundle,
+): Promise<number> {
   return runReportingErrors(
     () =>
       Promise.resolve((argv: string[]) =>
-        answerTokenFromCache(argv) ? Promise.resolve(0) : runBundle('token-issue', role, argv),
+        answerTokenFromCache(argv) ? Promise.resolve(0) : runOther('token-issue', role, argv),
       ),
     args,
   );

@@ -36,7 +36,7 @@ export function bundleAssetNames(name: BundleName): { script: string; codeCache:
  */
 export async function runBundle(name: BundleName, role: string, args: string[]): Promise<number> {
   const entry = isSea() ? evaluateAsset(name) : await bundleSources[name]();
-  return entry.runBundleRole(role, args);
+  return entry.runBundleRole(role, args, runBundle);
 }
 
 function evaluateAsset(name: BundleName): BundleEntry {

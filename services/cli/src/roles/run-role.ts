@@ -10,5 +10,13 @@ export type LoadRole = () => Promise<RunRole>;
  * AgentError and another bundle's `instanceof` would not recognise it.
  */
 export interface BundleEntry {
-  runBundleRole(role: string, args: string[]): Promise<number>;
+  /**
+   * `runOther` runs a role from another bundle, as the dispatcher does: the
+   * token bundle hands a cache miss to token-issue with it. Passed in, not
+   * imported, so no bundle imports the loader that imports every bundle.
+   */
+  runBundleRole(role: string, args: string[], runOther: RunOtherBundle): Promise<number>;
 }
+
+/** Runs `role` from the bundle `name` and resolves with its exit code. */
+export type RunOtherBundle = (name: 'token-issue', role: string, args: string[]) => Promise<number>;
