@@ -107,6 +107,24 @@ describe('the daemon client', () => {
     });
   });
 
+  it('issue24#7 ends a request at once when its signal aborts, rejecting with the reason', async () => {
+    server = http.createServer(() => undefined);
+    await new Promise<void>((resolve) => server?.listen(socketPath, resolve));
+    const failing = new AbortController();
+    const reason = new Error('the agent unit is failing');
+    const began = Date.now();
+    const request = createApiClient({
+      socketPath,
+      timeoutMs: 10_000,
+      signal: failing.signal,
+    }).status();
+    setTimeout(() => {
+      failing.abort(reason);
+    }, 50);
+    await expect(request).rejects.toBe(reason);
+    expect(Date.now() - began).toBeLessThan(2_000);
+  });
+
   it('raises the error of a problem answer', async () => {
     const problem = {
       type: 'urn:aks-flex-node:error:DAEMON_NOT_READY',

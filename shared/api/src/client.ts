@@ -24,6 +24,12 @@ export interface ApiClientOptions {
   socketPath: string;
   /** How long the socket may stay silent before the daemon counts as not answering. */
   timeoutMs?: number;
+  /**
+   * Ends every request at once, rejecting with the signal's reason: a caller
+   * that learns why no answer can come (the agent unit failing) stops
+   * waiting, and its process exits without the request holding it open.
+   */
+  signal?: AbortSignal;
 }
 
 /** The one client every process uses to talk to the daemon. */
@@ -154,6 +160,7 @@ function sendRequest(
         method,
         path: url,
         headers,
+        signal: options.signal,
       },
       (response) => {
         const chunks: Buffer[] = [];
@@ -177,7 +184,11 @@ function sendRequest(
       request.destroy(new Error(`no answer within ${timeoutMs} ms`));
     });
     request.on('error', (error) => {
-      reject(daemonUnreachable(options.socketPath, error));
+      reject(
+        options.signal?.aborted === true
+          ? (options.signal.reason as Error)
+          : daemonUnreachable(options.socketPath, error),
+      );
     });
     request.end(payload);
   });
