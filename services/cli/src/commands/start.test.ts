@@ -52,6 +52,8 @@ interface FakeHostOptions {
   answersAfterPolls?: number;
   /** An earlier release's plain unit runs the agent's service, with no socket, until it is stopped. */
   plainUnitRunning?: boolean;
+  /** The agent exits at every start and systemd waits to restart it (a crash loop). */
+  crashLoops?: boolean;
 }
 
 /**
@@ -102,7 +104,11 @@ async function fakeHost(options: FakeHostOptions = {}) {
     show: () => Promise.resolve(''),
     isActive: (unit) => Promise.resolve(started || (plainUnitRunning && unit === unitNames.agent)),
     unitState: () =>
-      Promise.resolve({ loadState: 'loaded', activeState: 'active', subState: 'running' }),
+      Promise.resolve(
+        options.crashLoops === true
+          ? { loadState: 'loaded', activeState: 'activating', subState: 'auto-restart' }
+          : { loadState: 'loaded', activeState: 'active', subState: 'running' },
+      ),
     mainPid: () => Promise.resolve(4242),
   };
   const deps: StartDeps = {
@@ -126,6 +132,7 @@ async function fakeHost(options: FakeHostOptions = {}) {
       return Promise.resolve(daemonStatus(paths));
     },
     answerTimeoutMs: 5_000,
+    lastAgentError: () => Promise.resolve('error: the agent fell over'),
   };
   return { paths, deps, calls, executable, elapsed: () => clock };
 }
@@ -297,5 +304,33 @@ describe('startAgent', () => {
     expect(calls).toEqual([]);
     expect(await absent(paths.configFile)).toBe(true);
     expect(await absent(paths.root)).toBe(true);
+  });
+
+  it('issue24#7 a crash-looping agent with a broken installed config: INVALID_CONFIG naming the file and the field, before anything changes, not after the timeout', async () => {
+    const { paths, deps, calls, elapsed } = await fakeHost({ crashLoops: true });
+    await mkdir(path.dirname(paths.configFile), { recursive: true });
+    await writeFile(paths.configFile, '{"agent":{"logLevel":42}}\n');
+    const error = await startAgent(undefined, deps).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'INVALID_CONFIG',
+      path: paths.configFile,
+      message: expect.stringMatching(/the agent exits at start.*logLevel/s) as unknown,
+      hint: expect.stringContaining(`systemctl restart ${unitNames.agent}`) as unknown,
+    });
+    expect(calls).toEqual([]);
+    expect(elapsed()).toBe(0);
+  });
+
+  it('issue24#7 a crash-looping agent with a valid config: DAEMON_UNREACHABLE with the unit state and its last error, at the first poll', async () => {
+    const { deps, elapsed } = await fakeHost({ crashLoops: true });
+    const error = await startAgent(undefined, deps).catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      code: 'DAEMON_UNREACHABLE',
+      message: expect.stringContaining(
+        `${unitNames.agent} is restarting after a failure, so nothing answers on`,
+      ) as unknown,
+    });
+    expect((error as Error).message).toContain('its last error: error: the agent fell over');
+    expect(elapsed()).toBe(0);
   });
 });

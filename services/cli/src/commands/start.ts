@@ -16,6 +16,13 @@ import { parseCommandArgs } from '../args.js';
 import { createCommandLogger } from '../command-logger.js';
 import { requireRoot } from '../require-root.js';
 import { printJson, printLine } from '../output.js';
+import {
+  failingUnitError,
+  isFailing,
+  lastAgentError,
+  watchAgentUnit,
+  type AgentUnitState,
+} from './agent-unit-watch.js';
 import { noteStartLeftovers } from './start-leftovers.js';
 
 /**
@@ -29,7 +36,21 @@ export async function runStart(args: string[]): Promise<number> {
     json: { type: 'boolean', default: false },
   });
   requireRoot('start', 'it writes /opt/unbounded/agent, /etc and systemd units');
-  const client = createApiClient({ socketPath: hostPaths.socket, timeoutMs: 5_000 });
+  // Each ask ends early once the agent unit shows it failing (a crash loop
+  // leaves the socket accepting and nothing answering).
+  const askStatus = () => {
+    const failing = new AbortController();
+    const stopWatch = watchAgentUnit((error) => {
+      failing.abort(error);
+    });
+    return createApiClient({
+      socketPath: hostPaths.socket,
+      timeoutMs: 5_000,
+      signal: failing.signal,
+    })
+      .status()
+      .finally(stopWatch);
+  };
   // Progress goes to stderr (sentences on a terminal, JSON lines to the
   // journal or with --json), so --json keeps stdout to one object.
   const log = createCommandLogger('start', { json: flags.json });
@@ -37,7 +58,7 @@ export async function runStart(args: string[]): Promise<number> {
     paths: hostPaths,
     log,
     host: createHost({ log }),
-    status: () => client.status(),
+    status: askStatus,
   });
   report(flags.json, outcome.status, outcome.sentence);
   return 0;
@@ -52,6 +73,8 @@ export interface StartDeps {
   status: () => Promise<StatusResponse>;
   /** How long the started agent has to answer (60 s). */
   answerTimeoutMs?: number;
+  /** The agent's last error in the journal; by default {@link lastAgentError}. */
+  lastAgentError?: () => Promise<string | undefined>;
 }
 
 /** What `start` reports: the daemon's status and one sentence. */
@@ -86,6 +109,15 @@ export async function startAgent(
         return applyConfigToRunningAgent(configPath, deps);
       }
       return { status: running, sentence: 'the agent is already running; nothing to do' };
+    }
+  }
+  // An agent that exits at every start with the installed config would do
+  // so again: say why now (a start would first wait out its restart delay).
+  if (configPath === undefined) {
+    const unit = await host.systemctl.unitState(unitNames.agent);
+    if (isFailing(unit)) {
+      const broken = await installedConfigFailure(paths);
+      if (broken !== undefined) throw broken;
     }
   }
   const executable = await host.runningExecutable();
@@ -248,7 +280,14 @@ async function statusIfAnswering(
 
 async function waitForDaemon(deps: StartDeps, timeoutMs: number): Promise<StatusResponse> {
   const { socket } = deps.paths;
-  return pollUntil(() => statusIfAnswering(deps.status), {
+  const poll = async (): Promise<StatusResponse | undefined> => {
+    // A daemon that exits at start (a broken config) never answers: once
+    // systemd shows the unit failing, say why instead of waiting it out.
+    const unit = await deps.host.systemctl.unitState(unitNames.agent);
+    if (isFailing(unit)) throw await whyAgentFails(deps, unit);
+    return statusIfAnswering(deps.status);
+  };
+  return pollUntil(poll, {
     timeoutMs,
     intervalMs: 500,
     clock: deps.host,
@@ -263,6 +302,40 @@ async function waitForDaemon(deps: StartDeps, timeoutMs: number): Promise<Status
       );
     },
   });
+}
+
+/**
+ * Why the started agent fails: the installed config, validated here as the
+ * daemon validates it (the first thing it reads, and the usual cause), or
+ * else the unit's state and the agent's last error from the journal.
+ */
+async function whyAgentFails(deps: StartDeps, unit: AgentUnitState): Promise<AgentError> {
+  return (
+    (await installedConfigFailure(deps.paths)) ??
+    failingUnitError(unit, await (deps.lastAgentError ?? lastAgentError)())
+  );
+}
+
+/** The installed config's fault, as an error saying the agent exits on it; undefined when valid. */
+async function installedConfigFailure(paths: HostPaths): Promise<AgentError | undefined> {
+  const { configFile } = paths;
+  // None installed: start writes the default one.
+  if (!(await exists(configFile))) return undefined;
+  try {
+    await readAgentConfig(configFile);
+    return undefined;
+  } catch (error) {
+    if (!isAgentError(error, 'INVALID_CONFIG')) throw error;
+    return new AgentError(
+      'INVALID_CONFIG',
+      `the agent exits at start, so it never answers: ${error.message}`,
+      {
+        path: configFile,
+        cause: error,
+        hint: `correct the fields named above in ${configFile}; the agent retries every 30 s, or run \`systemctl restart ${unitNames.agent}\``,
+      },
+    );
+  }
 }
 
 function report(json: boolean, status: StatusResponse, sentence: string): void {

@@ -4,6 +4,7 @@ import { isAgentError } from '@aks-flex-node/log';
 import { parseCommandArgs } from '../args.js';
 import { describeOperationLine } from '../operation-lines.js';
 import { printJson, printLine } from '../output.js';
+import { watchAgentUnit } from './agent-unit-watch.js';
 
 /**
  * `aks-flex-node status [--json]`: what the running daemon reports. Needs the
@@ -12,8 +13,19 @@ import { printJson, printLine } from '../output.js';
  */
 export async function runStatus(args: string[]): Promise<number> {
   const flags = parseCommandArgs('status', args, { json: { type: 'boolean', default: false } });
-  const status = await createApiClient({ socketPath: hostPaths.socket, timeoutMs: 10_000 })
+  // A crash-looping agent leaves its socket accepting and never answering:
+  // once the unit shows it failing, the wait ends there and says why.
+  const failing = new AbortController();
+  const stopWatch = watchAgentUnit((error) => {
+    failing.abort(error);
+  });
+  const status = await createApiClient({
+    socketPath: hostPaths.socket,
+    timeoutMs: 10_000,
+    signal: failing.signal,
+  })
     .status()
+    .finally(stopWatch)
     .catch(explainUnreachable)
     .catch((error: unknown) => {
       // A script reading --json gets a document either way: the problem, as the API writes one.
