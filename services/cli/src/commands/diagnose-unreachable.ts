@@ -1,4 +1,4 @@
-import { lstat } from 'node:fs/promises';
+import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { readConfigJson } from '@aks-flex-node/config';
 import { currentLinkFile, hostPaths, unitNames } from '@aks-flex-node/layout';
@@ -27,7 +27,58 @@ export async function diagnoseUnreachable(): Promise<AgentError | undefined> {
   const loadState = await unitLoadState(unitNames.agent);
   // The journal is the agent unit's only where systemd runs it: elsewhere
   // (no bus) it may hold another system's lines.
+  if (loadState === 'not-found') {
+    const reset = await lastReset(hostPaths.operationsDir);
+    if (reset !== undefined) return resetHost(reset);
+  }
   return diagnoseAgentUnit(current, loadState) ?? (await diagnoseConfig(loadState === 'loaded'));
+}
+
+/** The newest reset's record, when one is on disk (records outlive the reset). */
+async function lastReset(dir: string): Promise<{ id: string; at: string } | undefined> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return undefined;
+  }
+  let newest: { id: string; at: string } | undefined;
+  for (const name of names.filter((n) => n.endsWith('.json'))) {
+    try {
+      // JSON.parse, not the schema: the status bundle holds no zod, and only two fields are read.
+      const record = JSON.parse(await readFile(path.join(dir, name), 'utf8')) as {
+        id?: unknown;
+        kind?: unknown;
+        state?: unknown;
+        finishedAt?: unknown;
+      };
+      if (record.kind !== 'reset' || record.state !== 'succeeded') continue;
+      if (typeof record.id !== 'string' || typeof record.finishedAt !== 'string') continue;
+      if (newest === undefined || record.finishedAt > newest.at) {
+        newest = { id: record.id, at: record.finishedAt };
+      }
+    } catch {
+      // A torn record says nothing of a reset; `operations` reports it.
+    }
+  }
+  return newest;
+}
+
+/**
+ * After a reset the agent unit is gone by design, not broken: no daemon
+ * runs (DAEMON_UNREACHABLE), and the next step is the rejoin, which `start`
+ * does from the binary the reset kept (it writes the units again and uses
+ * the config the reset kept).
+ */
+function resetHost(reset: { id: string; at: string }): AgentError {
+  return new AgentError(
+    'DAEMON_UNREACHABLE',
+    `no agent runs on this host: reset ${reset.id} removed its units at ${reset.at}`,
+    {
+      path: path.join(hostPaths.unitDir, unitNames.agent),
+      hint: 'to rejoin, run `aks-flex-node start` (it writes the units again and starts the agent with the config the reset kept)',
+    },
+  );
 }
 
 /** Systemd's verdict on the agent unit: a missing or unparseable unit file means nothing can start the daemon. */
