@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { describeUnknownConfigKey } from '@aks-flex-node/config';
 import {
   agentBinaryPathsUnder,
@@ -70,6 +71,10 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
   const log = createLogger({
     level: config.agent?.logLevel ?? 'info',
     bindings: { role: 'agent' },
+    // As the Go releases: the journal, and <logDir>/aks-flex-node.log when the config names one.
+    ...(config.agent?.logDir === undefined
+      ? {}
+      : { alsoToFile: path.join(config.agent.logDir, 'aks-flex-node.log') }),
   });
   ignored.logTo(log);
   for (const unknown of startConfig.unknownKeys ?? []) {

@@ -1,3 +1,5 @@
+import { mkdirSync, openSync } from 'node:fs';
+import path from 'node:path';
 import { pino, type DestinationStream, type Logger } from 'pino';
 
 export type { Logger } from 'pino';
@@ -10,6 +12,13 @@ export interface LoggerOptions {
   destination?: DestinationStream;
   /** Fields bound to every line (for example `{ role: 'agent' }`). */
   bindings?: Record<string, unknown>;
+  /**
+   * A file that gets every line too, appended to (the config's
+   * `agent.logDir`, as the Go releases write `<logDir>/aks-flex-node.log`
+   * beside the journal). One that cannot be opened leaves the lines to the
+   * destination alone, with a warning there naming the file and why.
+   */
+  alsoToFile?: string;
 }
 
 /**
@@ -17,6 +26,7 @@ export interface LoggerOptions {
  * query strings and secrets redacted, because archive URLs may carry tokens.
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
+  const { stream, fileFailure } = destinationFor(options);
   const logger = pino(
     {
       level: options.level ?? 'info',
@@ -27,9 +37,38 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       },
       serializers: { err: pino.stdSerializers.err },
     },
-    options.destination ?? pino.destination({ dest: 1, sync: true }),
+    stream,
   );
+  if (fileFailure !== undefined) {
+    logger.warn(
+      { path: options.alsoToFile, err: fileFailure },
+      `cannot write the log file ${options.alsoToFile ?? ''} (agent.logDir); logging to the journal only`,
+    );
+  }
   return logger;
+}
+
+/** The destination, teed into `alsoToFile` when that opens; otherwise why not. */
+function destinationFor(options: LoggerOptions): {
+  stream: DestinationStream;
+  fileFailure?: unknown;
+} {
+  const main = options.destination ?? pino.destination({ dest: 1, sync: true });
+  if (options.alsoToFile === undefined) return { stream: main };
+  let fd: number;
+  try {
+    mkdirSync(path.dirname(options.alsoToFile), { recursive: true, mode: 0o755 });
+    fd = openSync(options.alsoToFile, 'a', 0o644);
+  } catch (error) {
+    return { stream: main, fileFailure: error };
+  }
+  // Every line to both, at the logger's level (multistream's default is info).
+  const level = options.level ?? 'info';
+  const stream = pino.multistream([
+    { level, stream: main },
+    { level, stream: pino.destination({ dest: fd, sync: true }) },
+  ]);
+  return { stream };
 }
 
 /** A logger that drops everything, for tests and one-shot commands that print. */
