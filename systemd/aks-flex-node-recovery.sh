@@ -9,6 +9,7 @@ set -euo pipefail
 readonly last_good_link=/usr/local/lib/aks-flex-node/aks-flex-node-last-good
 readonly signal_file=/etc/aks-flex-node/agent-upgrade-signal.json
 readonly agent_unit=aks-flex-node-agent.service
+readonly agent_socket_unit=aks-flex-node-agent.socket
 readonly agent_socket=/run/aks-flex-node/agent.sock
 readonly script_name=aks-flex-node-recovery
 readonly guard_unit=aks-flex-node-upgrade-guard.service
@@ -75,7 +76,7 @@ reinstall_command() {
   esac
   member=aks-flex-node-linux-${arch}
   archive=${state_dir}/${member}.tar.gz
-  echo "curl -fsSL --create-dirs -o ${archive} ${release_url}/${member}.tar.gz && tar --no-same-owner --no-same-permissions -xzf ${archive} -C ${state_dir} && ${state_dir}/${member} agent-upgrade && systemctl reset-failed ${agent_unit} && systemctl restart ${agent_unit}"
+  echo "curl -fsSL --create-dirs -o ${archive} ${release_url}/${member}.tar.gz && tar --no-same-owner --no-same-permissions -xzf ${archive} -C ${state_dir} && ${state_dir}/${member} agent-upgrade && systemctl reset-failed ${agent_socket_unit} ${agent_unit} && systemctl start ${agent_socket_unit} && systemctl restart ${agent_unit}"
 }
 
 # Whether the binary a link names is this product: only its `version --json`

@@ -54,7 +54,7 @@ describe.skipIf(unavailable !== undefined)('both slots broken', () => {
       /^error: no agent binary on this host runs, so nothing serves status or can recover the agent: current \/opt\/unbounded\/agent\/lib\/aks-flex-node\/aks-flex-node-blue does not run \(.+\); last-good \/opt\/unbounded\/agent\/lib\/aks-flex-node\/aks-flex-node-green does not run/,
     );
     expect(seen.hint, context).toMatch(
-      /^hint: reinstall the agent with: curl -fsSL --create-dirs -o \/var\/lib\/aks-flex-node\/aks-flex-node-linux-(amd64|arm64)\.tar\.gz https:\/\/github\.com\/Azure\/AKSFlexNode\/releases\/latest\/download\/.* && \/var\/lib\/aks-flex-node\/aks-flex-node-linux-\w+ agent-upgrade && systemctl reset-failed aks-flex-node-agent\.service && systemctl restart aks-flex-node-agent\.service$/,
+      /^hint: reinstall the agent with: curl -fsSL --create-dirs -o \/var\/lib\/aks-flex-node\/aks-flex-node-linux-(amd64|arm64)\.tar\.gz https:\/\/github\.com\/Azure\/AKSFlexNode\/releases\/latest\/download\/.* && \/var\/lib\/aks-flex-node\/aks-flex-node-linux-\w+ agent-upgrade && systemctl reset-failed aks-flex-node-agent\.socket aks-flex-node-agent\.service && systemctl start aks-flex-node-agent\.socket && systemctl restart aks-flex-node-agent\.service$/,
     );
     expect(seen.currentRuns, context).toBe('yes');
     expect(seen.binaryRuns, context).toBe('yes');

@@ -66,7 +66,7 @@ broken_slot() { # a slot that has the execute bit but does not run (torn), and t
 reinstall_line() { # what the shim prints as the command to run
   local arch=amd64
   case "$(uname -m)" in aarch64 | arm64) arch=arm64 ;; esac
-  echo "aks-flex-node-recovery: reinstall the agent with: curl -fsSL --create-dirs -o /var/lib/aks-flex-node/aks-flex-node-linux-$arch.tar.gz https://github.com/Azure/AKSFlexNode/releases/latest/download/aks-flex-node-linux-$arch.tar.gz && tar --no-same-owner --no-same-permissions -xzf /var/lib/aks-flex-node/aks-flex-node-linux-$arch.tar.gz -C /var/lib/aks-flex-node && /var/lib/aks-flex-node/aks-flex-node-linux-$arch agent-upgrade && systemctl reset-failed aks-flex-node-agent.service && systemctl restart aks-flex-node-agent.service"
+  echo "aks-flex-node-recovery: reinstall the agent with: curl -fsSL --create-dirs -o /var/lib/aks-flex-node/aks-flex-node-linux-$arch.tar.gz https://github.com/Azure/AKSFlexNode/releases/latest/download/aks-flex-node-linux-$arch.tar.gz && tar --no-same-owner --no-same-permissions -xzf /var/lib/aks-flex-node/aks-flex-node-linux-$arch.tar.gz -C /var/lib/aks-flex-node && /var/lib/aks-flex-node/aks-flex-node-linux-$arch agent-upgrade && systemctl reset-failed aks-flex-node-agent.socket aks-flex-node-agent.service && systemctl start aks-flex-node-agent.socket && systemctl restart aks-flex-node-agent.service"
 }
 
 @test "agentbinary#5.3 the shipped script names the literals the installer rewrites" {
