@@ -8,6 +8,7 @@ export const unitConfig = defineConfig({
       'services/*/src/**/*.test.ts',
       'scripts/**/*.test.ts',
       'test/layers/*.test.ts',
+      'test/docs/*.test.ts',
     ],
     pool: 'forks',
   },
