@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { createSystemctl, runBuiltin } from '@aks-flex-node/systemd';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
 import { AgentError } from '@aks-flex-node/log';
 
@@ -23,35 +23,30 @@ export function isFailing(state: AgentUnitState): boolean {
 
 /**
  * The agent unit's state, undefined when systemctl cannot say (no bus, no
- * systemd): then nothing is claimed. execFile, not shared/systemd's
- * Systemctl: the status bundle holds neither execa nor pino.
+ * systemd): then nothing is claimed.
  */
-export function readAgentUnitState(): Promise<AgentUnitState | undefined> {
-  return new Promise((resolve) => {
-    execFile(
-      'systemctl',
-      ['show', '--property=ActiveState,SubState,Result,NRestarts', '--', unitNames.agent],
-      { timeout: 5_000 },
-      (error, stdout) => {
-        if (error !== null) {
-          resolve(undefined);
-          return;
-        }
-        const props = new Map(
-          stdout
-            .trim()
-            .split('\n')
-            .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
-        );
-        resolve({
-          activeState: props.get('ActiveState') ?? '',
-          subState: props.get('SubState') ?? '',
-          result: props.get('Result') ?? '',
-          restarts: Number(props.get('NRestarts') ?? '0'),
-        });
-      },
-    );
+export async function readAgentUnitState(): Promise<AgentUnitState | undefined> {
+  const systemctl = createSystemctl({
+    log: { debug: () => undefined },
+    run: runBuiltin,
+    timeoutMs: 5_000,
   });
+  const shown = await systemctl
+    .show(unitNames.agent, ['ActiveState', 'SubState', 'Result', 'NRestarts'])
+    .catch(() => undefined);
+  if (shown === undefined) return undefined;
+  const props = new Map(
+    shown
+      .trim()
+      .split('\n')
+      .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
+  );
+  return {
+    activeState: props.get('ActiveState') ?? '',
+    subState: props.get('SubState') ?? '',
+    result: props.get('Result') ?? '',
+    restarts: Number(props.get('NRestarts') ?? '0'),
+  };
 }
 
 /**
@@ -79,23 +74,16 @@ export function failingUnitError(state: AgentUnitState, lastError: string | unde
 }
 
 /** The agent unit's last error line in the journal (its last line if none says `error`). */
-export function lastAgentError(): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    execFile(
-      'journalctl',
-      ['--unit', unitNames.agent, '--lines', '30', '--output', 'cat', '--no-pager', '--quiet'],
-      { timeout: 5_000 },
-      (error, stdout) => {
-        if (error !== null) {
-          resolve(undefined);
-          return;
-        }
-        const lines = stdout.split('\n').filter((line) => line.trim() !== '');
-        const last = lines.findLast((line) => /^error: |"level":50|"level":60/.test(line));
-        resolve(last ?? lines.at(-1));
-      },
-    );
-  });
+export async function lastAgentError(): Promise<string | undefined> {
+  const result = await runBuiltin(
+    'journalctl',
+    ['--unit', unitNames.agent, '--lines', '30', '--output', 'cat', '--no-pager', '--quiet'],
+    5_000,
+  ).catch(() => undefined);
+  if (result?.exitCode !== 0) return undefined;
+  const lines = result.stdout.split('\n').filter((line) => line.trim() !== '');
+  const last = lines.findLast((line) => /^error: |"level":50|"level":60/.test(line));
+  return last ?? lines.at(-1);
 }
 
 /**
