@@ -17,9 +17,10 @@ readonly script_name="${0##*/}"
 readonly suite="bookworm"
 # systemd and dbus boot the host; the rest is what the product's scripts call.
 # procps (ps, pgrep) is there for people debugging a scenario by hand.
-# iproute2 and nftables: the real-shaped node (test/e2e/harness/real-node.ts)
-# lays out links, policy routes and nft tables, and reset removes them.
-readonly packages="systemd,systemd-sysv,dbus,bash,curl,tar,jq,coreutils,util-linux,procps,iproute2,nftables"
+# iproute2, nftables and iptables: the real-shaped node
+# (test/e2e/harness/real-node.ts) lays out links, policy routes, nft tables
+# and the Go releases' iptables nat chains, and reset removes them.
+readonly packages="systemd,systemd-sysv,dbus,bash,curl,tar,jq,coreutils,util-linux,procps,iproute2,nftables,iptables"
 # Units that only add boot time or noise in a throwaway container: nobody logs
 # in on the console, and the maintenance timers would fire during a scenario.
 readonly masked_units=(

@@ -3,6 +3,7 @@ import { operationSchema, type Operation } from '@aks-flex-node/api';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeWithProduct } from './harness/describe-with-product.js';
 import {
+  cniNatChains,
   copyScriptsIn,
   createReleaseDir,
   hostOwnNetwork,
@@ -247,11 +248,8 @@ describeWithProduct(
         const { refusal } = outcome(path);
         expect(refusal.after['localdns.link']).toBe('bridge');
         if (path === 'reset') {
-          // The e2e rootfs has no iptables: reset says so rather than claim
-          // the bridge CNI's chains were checked (their removal is shown with
-          // real iptables in test/scripts/uninstall.bats and reset-node.test.ts).
-          const noIptables = /^iptables nat chains: iptables is not installed/;
-          expect(refusal.left.filter((left) => !noIptables.test(left))).toEqual([
+          // Only the refused link: the rootfs has iptables, so no "not installed" either.
+          expect(refusal.left).toEqual([
             expect.stringMatching(/^link localdns: it is a bridge link, not the dummy/),
           ]);
         }
@@ -325,6 +323,19 @@ describeWithProduct(
         expect(before['cni.rules']).toBe('net: bridge net: other');
         expect(after.links?.split(' ')).not.toContain('cni0');
         expect(after['cni.rules']).toBe('net: other');
+      },
+    );
+
+    it.each(paths)(
+      "daemon#8.1 the legacy bridge CNI's iptables nat chains and their POSTROUTING jumps removed, another network's kept (%s)",
+      (path) => {
+        const { before, after } = outcome(path);
+        const both = [cniNatChains.bridge, cniNatChains.other].sort().join(' ');
+        expect([before['cni.natChains'], before['cni.natJumps']]).toEqual([both, both]);
+        expect([after['cni.natChains'], after['cni.natJumps']]).toEqual([
+          cniNatChains.other,
+          cniNatChains.other,
+        ]);
       },
     );
 

@@ -30,6 +30,7 @@ export type { Fixture, FixtureEntry } from './lay-out-fixture.js';
 export { readLayoutTree } from './layout-tree.js';
 export { refuseSharedNetwork } from './private-network.js';
 export {
+  cniNatChains,
   expectRealNodeGone,
   hostOwnNetwork,
   layOutRealNode,

@@ -99,6 +99,31 @@ add rule inet cni_plugins_masquerade masq_checks ip daddr != 224.0.0.0/4 masquer
 add rule inet cni_plugins_masquerade masq_checks ip daddr != 224.0.0.0/4 masquerade comment "net: other, id: e2e"
 `;
 
+/**
+ * The iptables (nat) side of the CNI plugins, as they leave it where they
+ * masquerade with iptables: a `CNI-…` chain per container, filled and jumped
+ * to from POSTROUTING by rules commented with the network's name. The bridge
+ * network's chain goes at reset; another network's (podman's here) stays.
+ */
+export const cniNatChains = {
+  bridge: 'CNI-e2e0b71d9e5c4a3f2b1c0d9e',
+  other: 'CNI-e2e0a0ff0e1d2c3b4a596877',
+} as const;
+
+/** Bash that adds {@link cniNatChains}, each once (a rejoin lays the node out again). */
+const iptablesNat = String.raw`
+    nat_chain() { # chain network source subnet
+      iptables --wait -t nat -n -L "$1" >/dev/null 2>&1 && return 0
+      local comment="name: \"$2\" id: \"e2e\""
+      iptables --wait -t nat -N "$1"
+      iptables --wait -t nat -A "$1" -d "$4" -m comment --comment "$comment" -j ACCEPT
+      iptables --wait -t nat -A "$1" ! -d 224.0.0.0/4 -m comment --comment "$comment" -j MASQUERADE
+      iptables --wait -t nat -A POSTROUTING -s "$3" -m comment --comment "$comment" -j "$1"
+    }
+    nat_chain ${cniNatChains.bridge} bridge 10.244.0.5/32 10.244.0.0/24
+    nat_chain ${cniNatChains.other} podman 10.88.0.5/32 10.88.0.0/16
+`;
+
 /** The legacy bridge CNI's config, inside each machine where its kubelet read it. */
 const bridgeCniConf = `${JSON.stringify({ cniVersion: '0.3.1', name: 'bridge', type: 'bridge', bridge: 'cni0', isGateway: true, ipMasq: true, ipam: { type: 'host-local', subnet: '10.244.0.0/24' } }, null, 2)}\n`;
 
@@ -228,6 +253,7 @@ async function layOutNodeNetwork(host: Host, helpers: RealNode['helpers']): Prom
     ip -4 route replace 198.51.100.0/24 dev cbr0 table ${hostOwnNetwork.table}
     nft -f - <<'NFT'
 ${nftRuleset}NFT
+    ${iptablesNat}
   `,
   ]);
   if (missingKinds.size > 0) {
@@ -285,6 +311,9 @@ export async function readRealNodeFacts(host: Host): Promise<Record<string, stri
     echo "routes51820=$(ip -4 route show table 51820 2>/dev/null | wc -l)"
     echo "keys=$(ls /etc/wireguard 2>/dev/null | tr '\n' ' ')"
     echo "cni.rules=$(nft -a list chain inet cni_plugins_masquerade masq_checks 2>/dev/null | grep -o 'net: [a-z]*' | tr '\n' ' ')"
+    # The CNI chains in the nat table, and the POSTROUTING rules that jump to them.
+    echo "cni.natChains=$(iptables-save -t nat | sed -n 's/^:\(CNI-[^ ]*\) .*/\1/p' | sort | tr '\n' ' ')"
+    echo "cni.natJumps=$(iptables-save -t nat | sed -n 's/^-A POSTROUTING .* -j \(CNI-[^ ]*\).*/\1/p' | sort | tr '\n' ' ')"
     echo "hooks.template=$(present /etc/systemd/system/unbounded-agent-regenerate-config@.service)"
     echo "config=$(sha256sum /etc/aks-flex-node/config.json 2>/dev/null | cut -d' ' -f1)"
   `;
@@ -324,10 +353,14 @@ export async function expectRealNodeGone(host: Host, node: RealNode): Promise<vo
     ...(facts.rules6?.split(' ').includes('51899') ? ['51899'] : []),
     ...(facts.keys === '' ? [] : [`keys: ${facts.keys}`]),
     ...(facts['cni.rules']?.includes('net: bridge') ? ['bridge CNI rule'] : []),
+    ...[facts['cni.natChains'], facts['cni.natJumps']]
+      .filter((listed) => listed?.includes(cniNatChains.bridge))
+      .map((listed) => `bridge CNI nat chain or jump: ${listed ?? ''}`),
   ];
   expect(left, 'what reset left of the node').toEqual([]);
   expect(links, "the host's own link").toContain(hostOwnNetwork.link);
   expect(facts.rules4?.split(' '), "the host's own table").toContain(String(hostOwnNetwork.table));
+  expect(facts['cni.natChains'], "another network's nat chain").toContain(cniNatChains.other);
 }
 
 /** The node the harness laid out at the host's first boot; throws on a host booted empty. */
