@@ -13,6 +13,7 @@ readonly agent_socket_unit=aks-flex-node-agent.socket
 readonly agent_socket=/run/aks-flex-node/agent.sock
 readonly script_name=aks-flex-node-recovery
 readonly guard_unit=aks-flex-node-upgrade-guard.service
+readonly socket_unit=aks-flex-node-agent.socket
 # Beside last-good, by the layout's names; derived so the installer's
 # rewrite of the one literal above moves both.
 readonly current_link=${last_good_link%-last-good}-current
@@ -100,6 +101,27 @@ write_other_release_unit() {
   systemctl daemon-reload
 }
 
+# Then the units only this product has (its socket, its upgrade guard): that
+# release's units name neither and its reset removes neither, and a client
+# connecting to the socket would start the agent unit through socket
+# activation while a daemon runs that never accepts on it. Only once the
+# agent unit no longer requires the socket (written and reloaded above):
+# stopping a socket its service requires stops the service too. This
+# product's next start writes them again.
+retire_product_units() {
+  local unit file changed=no
+  for unit in "$socket_unit" "$guard_unit"; do
+    file="${agent_unit_file%/*}/$unit"
+    [[ -e "$file" ]] || continue
+    if ! { { [[ $unit != "$socket_unit" ]] || systemctl disable --now "$unit"; } && rm -f "$file"; }; then
+      echo "$script_name: could not retire $unit before handing the host to another release; run: systemctl disable --now $unit && rm -f $file && systemctl daemon-reload" >&2
+      return 1
+    fi
+    changed=yes
+  done
+  [[ $changed == no ]] || systemctl daemon-reload
+}
+
 # Where a link leads, for messages: the binary, or the link itself when it dangles.
 target_of() {
   readlink -f "$1" || echo "$1"
@@ -159,7 +181,11 @@ main() {
   # Each step runs even when an earlier one failed; the exit status is the last failure's.
   "$last_good" recover-agent-upgrade --message "$recovery_message" || status=$?
   if is_runnable "$current_link" && ! is_this_product "$current_link"; then
-    write_other_release_unit || status=$?
+    if write_other_release_unit; then
+      retire_product_units || status=$?
+    else
+      status=$?
+    fi
   fi
   # Clears the start-limit counter, or the restart below would be refused.
   systemctl reset-failed "$agent_unit" || status=$?

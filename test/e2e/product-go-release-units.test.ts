@@ -63,6 +63,27 @@ async function expectGoUnits(host: Host): Promise<void> {
   expect(shown.split('\n')).toEqual(['no', 'no']);
 }
 
+/**
+ * Handed back: the units only this product has (socket, guard) are gone,
+ * the socket stopped and disabled, so nothing answers or activates on it and
+ * the Go release's reset has nothing of them to leave behind.
+ */
+async function expectProductUnitsRetired(host: Host): Promise<void> {
+  const seen = await shell(
+    host,
+    `for u in ${productUnits.agentSocket} ${productUnits.upgradeGuard}; do
+       f=${productPaths.unitDir}/$u
+       echo "$u file=$([ -e "$f" ] && echo yes || echo no) $(systemctl show -p ActiveState --value "$u") enabled=$(ls /etc/systemd/system/*.wants/ | grep -c "^$u$" || true)"
+     done`,
+  );
+  expect(seen.split('\n')).toEqual([
+    `${productUnits.agentSocket} file=no inactive enabled=0`,
+    `${productUnits.upgradeGuard} file=no inactive enabled=0`,
+  ]);
+  // The Go daemon was not stopped with the socket.
+  expect(await shell(host, `systemctl is-active ${productUnits.agent} || true`)).toBe('active');
+}
+
 async function expectRightsChecked(host: Host, times: number): Promise<void> {
   const journal = await readJournal(host, productUnits.agent, 2000);
   expect(journal, 'the Go daemon ran confined').not.toContain('GO RELEASE CONFINED');
@@ -110,6 +131,7 @@ describeWithProduct('product: a Go binary starts under the units its release wro
       expect(await goResult(host, 1)).toBe('Complete Succeeded');
       await expectGoUnits(host);
       await expectRightsChecked(host, 1);
+      await expectProductUnitsRetired(host);
 
       // 2. The Go release upgrades to this product; the machine's copy then
       // differs (as if the sync was lost), so this product's judge rolls back
@@ -124,6 +146,7 @@ describeWithProduct('product: a Go binary starts under the units its release wro
       expect(await goResult(host, 2)).toBe('Failed DaemonFailed');
       await expectGoUnits(host);
       await expectRightsChecked(host, 2);
+      await expectProductUnitsRetired(host);
       const judged = await readJournal(host, productUnits.agent, 2000);
       expect(judged).toContain('upgraded host and nspawn agent binaries do not match');
 
@@ -145,9 +168,30 @@ UNIT
       expect(await goResult(host, 3)).toBe('Failed DaemonFailed');
       await expectGoUnits(host);
       await expectRightsChecked(host, 3);
+      await expectProductUnitsRetired(host);
       expect(await shell(host, `${productPaths.currentLink} version`)).toBe(
         'aks-flex-node version v0.9.0-go',
       );
+
+      // 4. The Go release's own reset (spec daemon 8.2: stop and disable its
+      // agent unit, remove it, the recovery unit and script and the signal,
+      // reload) leaves no unit of this product, on disk or loaded.
+      const left = await shell(
+        host,
+        `systemctl stop ${productUnits.agent}; systemctl disable ${productUnits.agent}
+         rm -f ${agentUnitFile} ${productPaths.unitDir}/${productUnits.recovery}
+         rm -f /opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-recovery.sh /etc/aks-flex-node/agent-upgrade-signal.json
+         systemctl daemon-reload
+         find /etc/systemd/system -name 'aks-flex-node*' | sort
+         for u in ${productUnits.agentSocket} ${productUnits.upgradeGuard} ${productUnits.agent}; do
+           echo "$u $(systemctl show -p LoadState --value "$u") $(systemctl show -p ActiveState --value "$u")"
+         done`,
+      );
+      expect(left.split('\n')).toEqual([
+        `${productUnits.agentSocket} not-found inactive`,
+        `${productUnits.upgradeGuard} not-found inactive`,
+        `${productUnits.agent} not-found inactive`,
+      ]);
     });
   });
 });

@@ -279,6 +279,22 @@ BIN
   [ "${lines[3]}" = 'systemctl --no-block restart aks-flex-node-agent.service' ]
 }
 
+@test "issue21 hand-back: to a Go last-good the shim retires the socket (disable --now) and the guard, after the Go unit is loaded" {
+  echo '{}' >"$signal"
+  echo 'socket' >"$unit_dir/aks-flex-node-agent.socket"
+  echo 'guard' >"$unit_dir/aks-flex-node-upgrade-guard.service"
+  last_good_binary 0
+  go_last_good
+  run -0 "$shim"
+  run -0 ls "$unit_dir"
+  [ "$output" = aks-flex-node-agent.service ]
+  run grep -E "daemon-reload|disable" "$BATS_TEST_TMPDIR/calls"
+  [ "${lines[0]}" = 'systemctl daemon-reload' ]
+  [ "${lines[1]}" = 'systemctl disable --now aks-flex-node-agent.socket' ]
+  [ "${lines[2]}" = 'systemctl daemon-reload' ]
+  [ "${#lines[@]}" -eq 3 ]
+}
+
 @test "issue21#4 this product's last-good writes its own units: the shim leaves the agent unit alone" {
   echo '{}' >"$signal"
   last_good_binary 0
@@ -286,4 +302,5 @@ BIN
   run -0 cat "$unit_dir/aks-flex-node-agent.service"
   [ "$output" = 'this product unit' ]
   run -1 grep -c daemon-reload "$BATS_TEST_TMPDIR/calls"
+  run -1 grep -c disable "$BATS_TEST_TMPDIR/calls"
 }

@@ -1,7 +1,10 @@
-import { writeUnitsForBinaries, type AgentBinaryPaths } from '@aks-flex-node/agentbinary';
+import {
+  writeUnitsForBinaries,
+  type AgentBinaryPaths,
+  type RetireSystemctl,
+} from '@aks-flex-node/agentbinary';
 import { hostPaths } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
-import type { Systemctl } from '@aks-flex-node/systemd';
 
 /**
  * Before a command restarts the agent into what `current` names now (the
@@ -13,7 +16,7 @@ import type { Systemctl } from '@aks-flex-node/systemd';
  */
 export async function writeUnitsBeforeRestart(
   layout: AgentBinaryPaths,
-  systemctl: Pick<Systemctl, 'daemonReload'>,
+  systemctl: RetireSystemctl,
   log: Logger,
 ): Promise<void> {
   if (process.env.INVOCATION_ID === undefined) return;

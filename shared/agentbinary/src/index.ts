@@ -23,6 +23,8 @@ export {
   writeUnitsForBinaries,
 } from './install/service-assets.js';
 export { releaseKindOf } from './install/release-kind.js';
+export { productOnlyUnits, retireProductOnlyUnits } from './install/retire-product-units.js';
+export type { RetireSystemctl } from './install/retire-product-units.js';
 export type { ReleaseKind, ReleaseKinds } from './install/release-kind.js';
 export type { ServiceAsset, ServiceOptions } from './install/service-assets.js';
 export {

@@ -14,6 +14,7 @@ import {
   unitTemplates,
 } from '@aks-flex-node/units';
 import { releaseKindOf, thisProductOnly, type ReleaseKinds } from './release-kind.js';
+import { retireProductOnlyUnits, type RetireSystemctl } from './retire-product-units.js';
 
 /** Whether the units must leave the legacy root writable ({@link legacyRootInUse} decides). */
 export type LegacyRootUse = 'in-use' | 'released';
@@ -136,12 +137,20 @@ export function renderServiceAssets(
     content: fillTemplate(name, otherReleaseUnitTemplates[name], fields),
     mode: 0o644,
   });
+  const recovery =
+    kinds.lastGood === 'this-product' ? unit(unitNames.recovery) : otherRelease(unitNames.recovery);
+  const scriptAsset = { path: binaryPaths.recoveryScript, content: script, mode: 0o750 };
+  if (kinds.current === 'other-release') {
+    // Handed back: no socket or guard, which that release's units never
+    // name and its reset never removes (retireProductOnlyUnits removes them).
+    return [scriptAsset, recovery, otherRelease(unitNames.agent)];
+  }
   return [
-    { path: binaryPaths.recoveryScript, content: script, mode: 0o750 },
-    kinds.lastGood === 'this-product' ? unit(unitNames.recovery) : otherRelease(unitNames.recovery),
+    scriptAsset,
+    recovery,
     unit(unitNames.upgradeGuard),
     unit(unitNames.agentSocket),
-    kinds.current === 'this-product' ? unit(unitNames.agent) : otherRelease(unitNames.agent),
+    unit(unitNames.agent),
   ];
 }
 
@@ -192,7 +201,7 @@ export async function releaseKindsOf(binaryPaths: AgentBinaryPaths): Promise<Rel
 export async function writeUnitsForBinaries(
   hostPaths: HostPaths,
   binaryPaths: AgentBinaryPaths,
-  systemctl: { daemonReload(): Promise<unknown> },
+  systemctl: RetireSystemctl,
   log: Logger,
 ): Promise<boolean> {
   // Mid-move the resolved root is the copy, not yet proven to run; the
@@ -200,7 +209,9 @@ export async function writeUnitsForBinaries(
   if (await isHostRootMoveUnfinished(hostPaths)) return false;
   const changed = await writeServiceAssets(await serviceAssetsForHost(hostPaths, binaryPaths), log);
   if (changed) await systemctl.daemonReload();
-  return changed;
+  // After the reload, so the agent unit no longer requires the socket.
+  if ((await releaseKindsOf(binaryPaths)).current === 'this-product') return changed;
+  return (await retireProductOnlyUnits(hostPaths, systemctl, log)) || changed;
 }
 
 /** Whether any asset is missing or differs byte for byte from what is installed. Reads only. */
