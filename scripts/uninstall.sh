@@ -217,6 +217,23 @@ machine_present() { # MACHINE: anything of it on the host
   return 1
 }
 
+# A machine systemd-machined still knows once its unit stopped runs outside
+# it (started by hand with systemd-nspawn, or by another unit): terminated as
+# the Go releases' machine drop-in does (machinectl terminate), then waited
+# for, up to 30 s. A host without machinectl has no machined to know one.
+terminate_machine() {
+  local machine=$1 i
+  command -v machinectl >/dev/null 2>&1 || return 0
+  machinectl show --property=Name --value "$machine" >/dev/null 2>&1 || return 0
+  say_info "Terminating nspawn machine $machine, which runs outside systemd-nspawn@$machine.service"
+  machinectl terminate "$machine" >/dev/null 2>&1 || true
+  for ((i = 0; i < 150; i++)); do
+    machinectl show --property=Name --value "$machine" >/dev/null 2>&1 || return 0
+    sleep 0.2
+  done
+  say_warn "nspawn machine $machine still runs after machinectl terminate; its root filesystem may not be removable: run \`machinectl terminate $machine\` (\`machinectl list\` shows it), then run uninstall.sh again"
+}
+
 # The machines: stopped first (their pre-start oneshot before them), since a
 # running machine holds mounts in its root filesystem and its network agent
 # would recreate what remove_node_network removes.
@@ -226,6 +243,7 @@ remove_machines() {
     machine_present "$machine" || continue
     NODE_CHANGED=true
     systemctl stop "unbounded-agent-regenerate-config@$machine.service" "systemd-nspawn@$machine.service" >/dev/null 2>&1 || true
+    terminate_machine "$machine"
     remove_path "$UNIT_DIR/machines.target.wants/systemd-nspawn@$machine.service"
     remove_path "$NSPAWN_DIR/$machine.nspawn"
     remove_path "$UNIT_DIR/systemd-nspawn@$machine.service.d"

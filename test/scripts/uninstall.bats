@@ -336,6 +336,27 @@ link_names() { ip -o link show | sed 's/^[0-9]*: \([^:@]*\).*/\1/' | sort | tr '
   [[ "$output" != *"Removed: /var/lib/machines"* ]]
 }
 
+@test "issue21 reset: a machine running outside its unit (kube2, started by hand) is terminated with machinectl before its root filesystem goes" {
+  lay_out_node_files
+  fake_systemctl_watching_rootfs
+  # machined knows kube2 until it is terminated; kube1 only ran under its unit.
+  cat >"$FAKE_BIN/machinectl" <<'FAKE'
+#!/usr/bin/env bash
+state=gone; [[ -d /var/lib/machines/kube2 ]] && state=present
+echo "machinectl $* (rootfs $state)" >>"$CALLS"
+case "$1" in
+  show) [[ "$4" == kube2 && ! -e "$BATS_TEST_TMPDIR/kube2-terminated" ]] ;;
+  terminate) touch "$BATS_TEST_TMPDIR/kube2-terminated" ;;
+esac
+FAKE
+  chmod +x "$FAKE_BIN/machinectl"
+  run_uninstall
+  [ "$status" -eq 0 ]
+  run grep '^machinectl terminate' "$CALLS"
+  [ "$output" = 'machinectl terminate kube2 (rootfs present)' ]
+  [ ! -e /var/lib/machines/kube2 ]
+}
+
 @test "scripts#4.2 daemon#8.1 network: WireGuard and overlay links, their policy routes, LocalDNS and bridge CNI go; a localdns that is no dummy and the host's own state stay" {
   fake_nft
   # Stand-ins where this kernel lacks the kind (no wireguard, geneve or ipip

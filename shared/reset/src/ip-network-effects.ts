@@ -188,7 +188,7 @@ function networkError(
 }
 
 /** Whether the runner failed because the program does not exist (execa's ENOENT). */
-function isNotInstalled(error: unknown): boolean {
+export function isNotInstalled(error: unknown): boolean {
   const cause = error instanceof AgentError ? error.cause : error;
   return (
     typeof cause === 'object' && cause !== null && (cause as { code?: unknown }).code === 'ENOENT'

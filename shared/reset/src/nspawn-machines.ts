@@ -41,13 +41,17 @@ export async function machinesPresent(paths: HostPaths): Promise<NspawnMachine[]
  * 8.2, "stop kube1 and kube2"): before their root filesystems go, since a
  * running machine holds mounts in it and its network agent would recreate
  * the interfaces reset removes next. A machine systemd has not loaded counts
- * as stopped. Throws SYSTEMD_FAILED.
+ * as stopped; a machine machined still knows after that (started by hand)
+ * is terminated. Throws SYSTEMD_FAILED.
  */
 export async function stopMachines(paths: HostPaths, effects: ResetEffects): Promise<void> {
   for (const machine of await machinesPresent(paths)) {
     // The oneshot first: it runs before the machine and would start it again.
     await effects.stop([nspawnUnitNames.regenerateConfig(machine)]);
     await effects.stop([nspawnUnitNames.machine(machine)]);
+    // Then whatever else runs it: one started by hand outlives its unit's
+    // stop, and would hold mounts in the rootfs removed next.
+    await effects.terminateMachine(machine);
   }
 }
 

@@ -19,4 +19,14 @@ export interface ResetEffects {
   stop(units: readonly string[]): Promise<void>;
   /** `systemctl daemon-reload`. Throws SYSTEMD_FAILED. */
   daemonReload(): Promise<void>;
+  /**
+   * Terminates the machine systemd-machined knows by this name, whatever
+   * runs it (`machinectl terminate`, as the Go releases' machine drop-in
+   * does), and waits until it is gone; returns whether one was running. A
+   * machine started by hand (systemd-nspawn from a shell, machinectl from
+   * another unit) outlives the stop of `systemd-nspawn@MACHINE.service`. A
+   * host without machinectl has no machined, so no such machine. Throws
+   * SYSTEMD_FAILED.
+   */
+  terminateMachine(machine: string): Promise<boolean>;
 }

@@ -100,9 +100,13 @@ describe('resetAgent on a node as the Go releases leave it', () => {
       expect(at(`stop ${nspawnUnitNames.machine(m)}`)).toBeGreaterThan(
         at(`stop ${unitNames.agent}`),
       );
+      // Then whatever else runs it (started by hand), still before its files go.
+      expect(at(`terminate ${m}`)).toBeGreaterThan(at(`stop ${nspawnUnitNames.machine(m)}`));
     }
     expect(
-      calls.filter((c) => c.call.startsWith('stop systemd-nspawn@')).every((c) => c.machinePresent),
+      calls
+        .filter((c) => /^(stop systemd-nspawn@|terminate )/.test(c.call))
+        .every((c) => c.machinePresent),
     ).toBe(true);
     // The network goes only once the machines are gone, and before systemd reloads.
     const networkCalls = calls.filter((c) => /^(ip|nft|iptables) /.test(c.call));

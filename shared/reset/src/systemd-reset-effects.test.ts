@@ -1,5 +1,5 @@
 import { unitNames } from '@aks-flex-node/layout';
-import { createSilentLogger, isAgentError } from '@aks-flex-node/log';
+import { AgentError, createSilentLogger, isAgentError } from '@aks-flex-node/log';
 import type { CommandResult } from '@aks-flex-node/systemd';
 import { describe, expect, it } from 'vitest';
 import { agentJobIds, createSystemdResetEffects } from './systemd-reset-effects.js';
@@ -41,6 +41,81 @@ describe('createSystemdResetEffects', () => {
     const error: unknown = await effects.stop([unitNames.agent]).catch((e: unknown) => e);
     expect(isAgentError(error, 'SYSTEMD_FAILED')).toBe(true);
     expect(String(error)).toContain('Access denied');
+  });
+
+  describe('terminateMachine: a machine machined knows after its unit stopped (started by hand)', () => {
+    const show = 'show --property=Name --value kube1';
+    /** machinectl whose `show` answers 0 for the first `knownFor` calls, then 1 (gone). */
+    const machinectl = (knownFor: number, terminate: Partial<CommandResult> = {}) => {
+      const calls: string[] = [];
+      let shows = 0;
+      const run = (file: string, args: readonly string[]) => {
+        const line = args.join(' ');
+        calls.push(`${file} ${line}`);
+        if (line === show) {
+          shows += 1;
+          return Promise.resolve({ exitCode: shows <= knownFor ? 0 : 1, stdout: '', stderr: '' });
+        }
+        return Promise.resolve({ exitCode: 0, stdout: '', stderr: '', ...terminate });
+      };
+      return { run, calls };
+    };
+    const clock = () => {
+      let now = 0;
+      return { now: () => now, sleep: (ms: number) => Promise.resolve(void (now += ms)) };
+    };
+
+    it('terminates it with machinectl and waits until machined no longer knows it', async () => {
+      const { run, calls } = machinectl(2);
+      const effects = createSystemdResetEffects(createSilentLogger(), run, clock());
+      expect(await effects.terminateMachine('kube1')).toBe(true);
+      expect(calls).toEqual([
+        `machinectl ${show}`,
+        'machinectl terminate kube1',
+        `machinectl ${show}`,
+        `machinectl ${show}`,
+      ]);
+    });
+
+    it('does nothing for a machine machined does not know', async () => {
+      const { run, calls } = machinectl(0);
+      const effects = createSystemdResetEffects(createSilentLogger(), run, clock());
+      expect(await effects.terminateMachine('kube1')).toBe(false);
+      expect(calls).toEqual([`machinectl ${show}`]);
+    });
+
+    it('a host without machinectl (no systemd-container) has no such machine', async () => {
+      const run = () =>
+        Promise.reject(
+          new AgentError('SYSTEMD_FAILED', 'spawn machinectl ENOENT', {
+            cause: Object.assign(new Error('spawn machinectl ENOENT'), { code: 'ENOENT' }),
+          }),
+        );
+      const effects = createSystemdResetEffects(createSilentLogger(), run, clock());
+      expect(await effects.terminateMachine('kube1')).toBe(false);
+    });
+
+    it('one that does not go within 30 s is SYSTEMD_FAILED, naming the machine and the command to run', async () => {
+      const { run } = machinectl(Number.MAX_SAFE_INTEGER);
+      const effects = createSystemdResetEffects(createSilentLogger(), run, clock());
+      const error: unknown = await effects.terminateMachine('kube1').catch((e: unknown) => e);
+      expect(error).toMatchObject({
+        code: 'SYSTEMD_FAILED',
+        path: 'kube1',
+        message: expect.stringContaining(
+          'still running 30 s after machinectl terminate',
+        ) as unknown,
+        hint: expect.stringContaining('machinectl terminate kube1') as unknown,
+      });
+    });
+
+    it('a refused terminate of a machine still there is SYSTEMD_FAILED with what machinectl said', async () => {
+      const { run } = machinectl(Number.MAX_SAFE_INTEGER, { exitCode: 1, stderr: 'Access denied' });
+      const effects = createSystemdResetEffects(createSilentLogger(), run, clock());
+      const error: unknown = await effects.terminateMachine('kube1').catch((e: unknown) => e);
+      expect(isAgentError(error, 'SYSTEMD_FAILED')).toBe(true);
+      expect(String(error)).toContain('Access denied');
+    });
   });
 
   it('agentJobIds reads only the agent unit from list-jobs output', () => {

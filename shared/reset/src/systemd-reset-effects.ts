@@ -1,9 +1,10 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { makeIoError } from '@aks-flex-node/fs';
+import { makeIoError, pollUntil, type PollClock } from '@aks-flex-node/fs';
 import { queuedRestartUnitPrefix, spacedRestartUnitPrefix, unitNames } from '@aks-flex-node/layout';
 import { AgentError, isNotFound, messageOf, type Logger } from '@aks-flex-node/log';
 import { createSystemctl, runCommand, type CommandRunner } from '@aks-flex-node/systemd';
+import { isNotInstalled } from './ip-network-effects.js';
 import type { ResetEffects } from './reset-effects.js';
 
 /**
@@ -14,6 +15,7 @@ import type { ResetEffects } from './reset-effects.js';
 export function createSystemdResetEffects(
   log: Logger,
   run: CommandRunner = runCommand,
+  clock?: PollClock,
 ): ResetEffects {
   const systemctl = createSystemctl({ log, run, timeoutMs: 90_000 });
   const withResetHint = async <T>(call: Promise<T>): Promise<T> => {
@@ -47,7 +49,52 @@ export function createSystemdResetEffects(
     disable: (units) => withResetHint(systemctl.disable(units)),
     stop: (units) => withResetHint(systemctl.stopIfLoaded(units)),
     daemonReload: () => withResetHint(systemctl.daemonReload()),
+    terminateMachine: (machine) => terminateMachine(machine, run, log, clock),
   };
+}
+
+/** How long a terminated machine has to leave machined's list. */
+const machineGoneTimeoutMs = 30_000;
+
+async function terminateMachine(
+  machine: string,
+  run: CommandRunner,
+  log: Logger,
+  clock: PollClock | undefined,
+): Promise<boolean> {
+  const failed = (detail: string, cause?: unknown) =>
+    new AgentError('SYSTEMD_FAILED', `terminate nspawn machine ${machine}: ${detail}`, {
+      path: machine,
+      ...(cause === undefined ? {} : { cause }),
+      hint: `stop it with \`machinectl terminate ${machine}\` (\`machinectl list\` shows what runs it), then run \`aks-flex-node reset\` again`,
+    });
+  // Known to machined: `show` exits 0 only for a registered machine.
+  const known = async (): Promise<boolean> =>
+    (await run('machinectl', ['show', '--property=Name', '--value', machine], 10_000)).exitCode ===
+    0;
+  try {
+    if (!(await known())) return false;
+  } catch (error) {
+    if (isNotInstalled(error)) return false;
+    throw failed(`machinectl show: ${messageOf(error)}`, error);
+  }
+  log.warn(
+    { machine },
+    'the machine runs outside its systemd-nspawn@ unit; terminating it before its files go',
+  );
+  const result = await run('machinectl', ['terminate', machine], 30_000);
+  // A machine that ended meanwhile is not known any more: that is the outcome wanted.
+  if (result.exitCode !== 0 && (await known())) {
+    throw failed(`machinectl terminate exited ${result.exitCode}: ${result.stderr.trim()}`);
+  }
+  return pollUntil(async () => ((await known()) ? undefined : true), {
+    timeoutMs: machineGoneTimeoutMs,
+    intervalMs: 200,
+    ...(clock === undefined ? {} : { clock }),
+    timedOut: () => {
+      throw failed(`still running ${machineGoneTimeoutMs / 1000} s after machinectl terminate`);
+    },
+  });
 }
 
 /** The ids of queued jobs of the agent unit in `systemctl list-jobs --no-legend --plain` output. */

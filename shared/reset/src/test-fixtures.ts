@@ -144,6 +144,10 @@ export function fakeEffects(
     disable: (units) => record(`disable ${units.join(' ')}`),
     stop: (units) => record(`stop ${units.join(' ')}`),
     daemonReload: () => record('daemon-reload'),
+    terminateMachine: async (machine) => {
+      await record(`terminate ${machine}`);
+      return false;
+    },
   };
   const key = (t: NftTable, chain: string) => `${t.family} ${t.name} ${chain}`;
   const fakeNetwork: NetworkEffects = {

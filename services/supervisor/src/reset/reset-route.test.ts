@@ -74,6 +74,7 @@ beforeEach(async () => {
         ? Promise.reject(new Error('systemctl stop exited 1 (fake)'))
         : Promise.resolve(void calls.push(`stop ${units.join(' ')}`)),
     daemonReload: () => Promise.resolve(void calls.push('daemon-reload')),
+    terminateMachine: () => Promise.resolve(false),
   };
   const queue = createMutationQueue({
     lockPath: paths.activationLock,
