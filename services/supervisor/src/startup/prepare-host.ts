@@ -20,7 +20,11 @@ import {
   type ConfigFiles,
   type StartConfig,
 } from './config-last-good.js';
-import { refreshNspawnLifecycleHelper, repairLocalDnsUnit } from './refresh-host-assets.js';
+import {
+  refreshNspawnLifecycleHelper,
+  repairLocalDnsUnit,
+  repairNspawnHooks,
+} from './refresh-host-assets.js';
 import { sweepTemporaryFiles } from './sweep-temporary-files.js';
 
 /** What {@link prepareHost} needs: the daemon's start, as main.ts composed it. */
@@ -107,6 +111,15 @@ export async function prepareHost(deps: PrepareHostDeps): Promise<string> {
         paths,
         startupRoot,
         log,
+        managedBySystemd ? host.systemctl : undefined,
+      ),
+    );
+    noteStartupFailure(
+      await repairNspawnHooks(
+        paths,
+        startupRoot,
+        log,
+        executable,
         managedBySystemd ? host.systemctl : undefined,
       ),
     );

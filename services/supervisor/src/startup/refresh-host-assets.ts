@@ -1,6 +1,10 @@
 import type { HostPaths } from '@aks-flex-node/layout';
 import { messageOf, type Logger } from '@aks-flex-node/log';
-import { installNspawnLifecycleHelper, rewriteLocalDnsUnit } from '@aks-flex-node/nspawn';
+import {
+  installNspawnLifecycleHelper,
+  rewriteLocalDnsUnit,
+  rewriteNspawnHooks,
+} from '@aks-flex-node/nspawn';
 import type { Systemctl } from '@aks-flex-node/systemd';
 
 // What each daemon start refreshes from the running binary besides its own
@@ -59,5 +63,35 @@ export async function repairLocalDnsUnit(
       'could not point the LocalDNS unit at the host root; the machines keep the unit they have',
     );
     return `could not point the LocalDNS unit at the host root ${root}: ${messageOf(error)}; the next daemon start retries`;
+  }
+}
+
+/**
+ * Points the machines' hooks at the host root's helper on an installed root
+ * (`root`, as it resolves), as {@link repairLocalDnsUnit} does for the
+ * LocalDNS unit. The move rewrites them, but a host installed fresh beside
+ * machines an earlier release provisioned (its helper under /usr/local, the
+ * agent installed by install.sh and never moved) kept hooks naming a helper
+ * this product never installs or refreshes there, so a machine's next start
+ * ran a stale or missing one. Unchanged hooks are not written. Not fatal,
+ * and not silent: returns the failure.
+ */
+export async function repairNspawnHooks(
+  paths: HostPaths,
+  root: string,
+  log: Logger,
+  executable: string,
+  systemctl: Pick<Systemctl, 'daemonReload'> | undefined,
+): Promise<string | undefined> {
+  try {
+    const rewritten = await rewriteNspawnHooks(root, paths, log, { executable });
+    if (rewritten.changed) await systemctl?.daemonReload();
+    return undefined;
+  } catch (error) {
+    log.error(
+      { err: error },
+      "could not point the machines' hooks at the host root's helper; the machines keep the hooks they have",
+    );
+    return `could not point the nspawn machines' hooks at the host root ${root}: ${messageOf(error)}; the next daemon start retries`;
   }
 }
