@@ -32,6 +32,8 @@ function crashAt(failpoint: string) {
   return runOnPrivateHostAsync(
     String.raw`${legacyHost}
     localdns_install
+    # Machines and their hooks as an earlier release left them, naming its helper under /usr/local.
+    real_node /usr/local
     state() { if [ -L /opt/unbounded/agent ]; then echo linked; elif [ -e /opt/unbounded/agent/.moving ]; then echo moving; elif [ -d /opt/unbounded/agent ]; then echo installed; else echo absent; fi; }
     armed=$FAILPOINT; fired=no; starts=0; ended=
     while [ $starts -lt 6 ]; do
@@ -54,6 +56,8 @@ function crashAt(failpoint: string) {
     echo "end_unit=$(unit_binary)"
     if "$(unit_binary)" version >/dev/null 2>&1; then echo end_unit_runs=yes; else echo end_unit_runs=no; fi
     echo "end_localdns=$(localdns_helper)"
+    echo "end_copies=$(node_copies "$(unit_binary)")"
+    echo "end_hooks=$(node_hooks /opt/unbounded/agent)"
     echo "end_legacy_left=$(ls /usr/local/lib | wc -l) seed=$(test -e /usr/local/bin/aks-flex-node && echo kept || echo gone)"`,
     240_000,
     { FAILPOINT: failpoint },
@@ -70,7 +74,7 @@ export function describeDaemonMoveCrash(part: string, names: readonly string[]):
   if (unavailable !== undefined)
     console.warn(`SKIPPED test/namespace/daemon-move-crash (${part}): ${unavailable}`);
   describe.skipIf(unavailable !== undefined)('the daemon killed during the move', () => {
-    it(`at every failpoint of ${part}, the agent unit names a runnable binary, and starting again converges to the moved host`, async () => {
+    it(`at every failpoint of ${part}, the agent unit names a runnable binary, and starting again converges to the moved host, machine copies and hooks included`, async () => {
       const rows: string[] = [];
       const failures: string[] = [];
       // AKS_FLEX_NODE_CRASH_ONLY=<substring> narrows the run while iterating.
@@ -107,6 +111,10 @@ export function describeDaemonMoveCrash(part: string, names: readonly string[]):
           seen.end_unit_runs === 'yes' &&
           seen.end_legacy_left === '0 seed=gone' &&
           seen.end_localdns === '/opt/unbounded/agent/libexec/unbounded-localdns-network' &&
+          // The machines keep their copy of the agent current names, and their
+          // hooks follow the helper to the host root, byte for byte as rendered.
+          seen.end_copies === 'kube1:current kube2:current ' &&
+          seen.end_hooks === 'ok' &&
           (seen.kill_unit_runs === undefined || seen.kill_unit_runs === 'yes') &&
           // Nor may the LocalDNS unit name a helper that is gone, at any kill.
           (seen.kill_localdns_runs === undefined || seen.kill_localdns_runs === 'yes') &&

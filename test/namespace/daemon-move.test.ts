@@ -37,8 +37,11 @@ describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () 
       # pass 2 removed. The next start points it at the root's copy.
       kill -TERM "$pid"; wait "$pid" || true
       sed -i 's#/opt/unbounded/agent/libexec/#/usr/local/libexec/#' /etc/systemd/system/unbounded-localdns-network.service
+      # So do the machines' hooks of a host installed beside them and never moved.
+      sed -i 's#/opt/unbounded/agent/bin/#/usr/local/bin/#' /etc/systemd/system/unbounded-agent-regenerate-config@kube1.service /etc/systemd/system/systemd-nspawn@kube2.service.d/override.conf
       run_daemon_until_exit_or_gate repair "$(unit_binary)"
-      echo "repaired_localdns=$(localdns_helper) $("$(localdns_helper)" up)"`,
+      echo "repaired_localdns=$(localdns_helper) $("$(localdns_helper)" up)"
+      echo "repaired_hooks=$(node_hooks)"`,
       180_000,
     );
     expect(run.status, run.stderr).toBe(0);
@@ -67,6 +70,7 @@ describe.skipIf(unavailable !== undefined)('the daemon moves a legacy host', () 
       repair_gate: 'open',
       repaired_localdns:
         '/opt/unbounded/agent/libexec/unbounded-localdns-network localdns-network up',
+      repaired_hooks: 'ok',
     });
   });
 

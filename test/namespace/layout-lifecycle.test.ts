@@ -25,6 +25,13 @@ interface Row {
   /** Which root holds the whole agent after the reset. */
   agentIn: 'legacy' | 'host-root';
   rejoinDir: string;
+  /**
+   * Where the Go release that provisioned the node kept its helpers, which
+   * the machines' hooks name: `/usr/local` (an earlier release), or the host
+   * root (one that knew it, as on Azure Container Linux, whose /usr/local is
+   * read-only).
+   */
+  nodeRoot: '/usr/local' | '/opt/unbounded/agent';
 }
 
 const runDaemon = String.raw`
@@ -48,6 +55,7 @@ const rows: Row[] = [
     readOnlyUsrLocal: false,
     agentIn: 'host-root',
     rejoinDir: '/opt/unbounded/agent/bin',
+    nodeRoot: '/usr/local',
   },
   {
     name: 'fresh host, /usr/local read-only: install.sh installs under the host root',
@@ -59,6 +67,7 @@ const rows: Row[] = [
     readOnlyUsrLocal: true,
     agentIn: 'host-root',
     rejoinDir: '/opt/unbounded/agent/bin',
+    nodeRoot: '/opt/unbounded/agent',
   },
   {
     name: 'linked host (last-good predates the host root), /usr/local writable',
@@ -70,6 +79,7 @@ const rows: Row[] = [
     before: 'linked',
     agentIn: 'legacy',
     rejoinDir: '/usr/local/bin',
+    nodeRoot: '/usr/local',
   },
   {
     name: 'moved host, /usr/local read-only once the move emptied it',
@@ -79,6 +89,7 @@ const rows: Row[] = [
     before: 'installed',
     agentIn: 'host-root',
     rejoinDir: '/opt/unbounded/agent/bin',
+    nodeRoot: '/usr/local',
   },
 ];
 
@@ -89,7 +100,14 @@ function lifecycle(row: Row) {
     ${runDaemon}
     stage_parent
     parent_before=$(parent_snapshot)
+    # A node as the Go releases left it, its hooks naming the helper where
+    # the row's earlier release kept it.
+    real_node ${row.nodeRoot}
     ${row.setup}
+    # Converged: each machine's copy is the agent current names, and the
+    # hooks name the helper under the root the agent runs from.
+    echo "node_copies=$(node_copies "$(readlink -f /opt/unbounded/agent)/lib/aks-flex-node/aks-flex-node-current")"
+    echo "node_hooks=$(node_hooks "$(readlink -f /opt/unbounded/agent)")"
     ${row.readOnlyUsrLocal ? 'mount -o remount,ro /usr/local 2>/dev/null || true' : ''}
     echo "usr_local=$(touch /usr/local/.probe 2>/dev/null && { rm /usr/local/.probe; echo rw; } || echo ro)"
     # Reset through the running daemon, which records the outcome and stops itself.
@@ -99,6 +117,7 @@ function lifecycle(row: Row) {
     echo "after_reset_left=$(reset_leftovers)"
     echo "after_reset_agent=$(agent_verdict)"
     echo "after_reset_daemons=$(agent_daemons)"
+    echo "after_reset_node=$(find /var/lib/machines /etc/systemd/nspawn -mindepth 1 2>/dev/null | wc -l)"
     "$BINARY" reset --json > /tmp/reset2.json
     echo "second_reset=$(jq -c '[.state, (.removed | length)]' /tmp/reset2.json)"
     rejoin_and_uninstall
@@ -120,7 +139,10 @@ describe.skipIf(unavailable !== undefined)(
         usr_local: row.readOnlyUsrLocal ? 'ro' : 'rw',
         after_reset_left: '',
         after_reset_agent: row.agentIn,
+        node_copies: 'kube1:current kube2:current ',
+        node_hooks: 'ok',
         after_reset_daemons: '0',
+        after_reset_node: '0',
         second_reset: '["succeeded",0]',
         rejoin_dir: row.rejoinDir,
         uninstall_exit: '0',

@@ -80,6 +80,38 @@ stand_in_last_good() { # last-good: a stand-in for a release that predates the h
 # .nspawn settings, service overrides, pre-start hook units and enablement,
 # the LocalDNS unit and helper, and the WireGuard keys. The hooks name the
 # lifecycle helper under ROOT (default /opt/unbounded/agent).
+render_hook() { # TEMPLATE MACHINE ROOT: a hook as the Go releases (and this product) write it
+  sed -e "s#{{machine}}#$2#g" -e "s#{{helper}}#$3/bin/unbounded-agent-nspawn-lifecycle#g" "$WORKSPACE/systemd/$1"
+}
+# What of the real-shaped node the agent kept, once the host converged:
+# node_copies says, per machine, whether its copy is the binary CURRENT
+# resolves to (current), the build the node was laid out with (first) or
+# neither (other); node_hooks says ok when both machines' hook units are
+# byte for byte as rendered for the helper under ROOT, that helper is
+# executable and the machines are still enabled, else what is not.
+node_copies() { # CURRENT
+  local m copy cur
+  cur=$(readlink -f "$1")
+  for m in kube1 kube2; do
+    copy=/var/lib/machines/$m/usr/local/bin/aks-flex-node
+    if cmp -s "$copy" "$cur"; then echo -n "$m:current "
+    elif cmp -s "$copy" "$BINARY"; then echo -n "$m:first "
+    else echo -n "$m:other "; fi
+  done
+  echo
+}
+node_hooks() { # [ROOT]
+  local root=/opt/unbounded/agent units=/etc/systemd/system m problems=
+  [ $# -eq 0 ] || root=$1
+  for m in kube1 kube2; do
+    render_hook unbounded-agent-regenerate-config@.service "$m" "$root" | cmp -s - "$units/unbounded-agent-regenerate-config@$m.service" || problems="$problems regenerate@$m"
+    render_hook systemd-nspawn-override.conf "$m" "$root" | cmp -s - "$units/systemd-nspawn@$m.service.d/override.conf" || problems="$problems override@$m"
+    [ -L "$units/machines.target.wants/systemd-nspawn@$m.service" ] || problems="$problems enabled@$m"
+  done
+  [ -x "$root/bin/unbounded-agent-nspawn-lifecycle" ] || problems="$problems helper"
+  [ -n "$problems" ] || problems=' ok'
+  echo "$problems" | sed 's/^ //'
+}
 real_node() { # [ROOT]
   local root=/opt/unbounded/agent units=/etc/systemd/system m
   [ $# -eq 0 ] || root=$1
@@ -91,10 +123,8 @@ real_node() { # [ROOT]
     echo '{"cniVersion":"0.3.1","name":"bridge","type":"bridge","bridge":"cni0"}' > "/var/lib/machines/$m/etc/cni/net.d/99-bridge.conf"
     install -d /etc/systemd/nspawn "$units/systemd-nspawn@$m.service.d" "$units/machines.target.wants"
     printf '[Exec]\nBoot=yes\nPrivateUsers=no\n\n[Network]\nVirtualEthernet=no\n' > "/etc/systemd/nspawn/$m.nspawn"
-    sed -e "s#{{machine}}#$m#g" -e "s#{{helper}}#$root/bin/unbounded-agent-nspawn-lifecycle#g" \
-      "$WORKSPACE/systemd/unbounded-agent-regenerate-config@.service" > "$units/unbounded-agent-regenerate-config@$m.service"
-    sed -e "s#{{machine}}#$m#g" -e "s#{{helper}}#$root/bin/unbounded-agent-nspawn-lifecycle#g" \
-      "$WORKSPACE/systemd/systemd-nspawn-override.conf" > "$units/systemd-nspawn@$m.service.d/override.conf"
+    render_hook unbounded-agent-regenerate-config@.service "$m" "$root" > "$units/unbounded-agent-regenerate-config@$m.service"
+    render_hook systemd-nspawn-override.conf "$m" "$root" > "$units/systemd-nspawn@$m.service.d/override.conf"
     ln -sfn "$units/systemd-nspawn@.service" "$units/machines.target.wants/systemd-nspawn@$m.service"
   done
   printf '[Unit]\nBefore=systemd-nspawn@kube1.service systemd-nspawn@kube2.service\n[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart=%s up --interface localdns\nExecStop=%s down\n[Install]\nWantedBy=multi-user.target\n' \

@@ -69,6 +69,8 @@ report() {
   echo "lastGood=$(readlink -f "$LG")"
   echo "currentVersion=$("$CUR" version --json | jq -r .version)"
   echo "lastGoodVersion=$("$LG" version --json | jq -r .version)"
+  echo "copies=$(node_copies "$CUR")"
+  echo "hooks=$(node_hooks)"
 }
 `;
 
@@ -78,21 +80,21 @@ function crashScenario(fp: FailpointName): string {
     // After one upgrade, last-good names the slot the next one writes: the case
     // where moving last-good first is what keeps a rollback target.
     const prior = fp === failpoints.upgradeLastGoodUpdated ? 'upgrade_once' : ':';
-    return `install_agent; ${prior}
+    return `real_node; install_agent; ${prior}
       mark_before; ARM="$FP" start_daemon; begin_upgrade; wait_daemon_exit
       start_daemon; wait_judged; finish_upgrade
       if ! kill -0 "$daemon_pid" 2>/dev/null; then start_daemon; wait_judged; fi
       report`;
   }
   if (fp === failpoints.judgeResultWritten) {
-    return `install_agent
+    return `real_node; install_agent
       mark_before; start_daemon; begin_upgrade; wait_daemon_exit
       ARM="$FP" start_daemon; wait_daemon_exit
       start_daemon; wait_judged; finish_upgrade; report`;
   }
   if (fp === failpoints.judgeFailureRecorded) {
     // The daemon starts from last-good instead of the candidate: judging records a failure.
-    return `install_agent
+    return `real_node; install_agent
       mark_before; start_daemon; begin_upgrade; wait_daemon_exit
       ARM="$FP" start_daemon "$(readlink -f "$LG")"; wait_daemon_exit
       start_daemon; wait_judged
@@ -100,7 +102,7 @@ function crashScenario(fp: FailpointName): string {
       finish_upgrade; report`;
   }
   // rollback/*: the recovery unit's one-shot is killed, then run again.
-  return `install_agent
+  return `real_node; install_agent
     mark_before; start_daemon; begin_upgrade; wait_daemon_exit
     AKS_FLEX_NODE_FAILPOINT="$FP" "$LG" recover-agent-upgrade --message "candidate failed" >>/tmp/oneshot.log 2>&1 || true
     "$LG" recover-agent-upgrade --message "candidate failed" >>/tmp/oneshot.log 2>&1
@@ -151,6 +153,11 @@ describe.skipIf(unavailable !== undefined)(
       }
       // Whatever happened, last-good is a binary that runs.
       expect(seen.lastGoodVersion, context).toMatch(/^\d+\.\d+\.\d+/);
+      // On a real-shaped node: the active machine's copy is current, byte for
+      // byte (a Go judge compares the two), the other machine's is left as
+      // it was, and the machines' hooks are intact, naming a helper that is there.
+      expect(seen.copies, context).toBe('kube1:current kube2:first ');
+      expect(seen.hooks, context).toBe('ok');
     });
   },
 );
