@@ -3,10 +3,13 @@ import { AgentError } from '@aks-flex-node/log';
 import { retryWhileStarting } from './retry-while-starting.js';
 
 const starting = (detail: string) =>
-  new AgentError('DAEMON_NOT_READY', `an AgentUpgrade refused: the daemon is starting: ${detail}`);
+  new AgentError(
+    'DAEMON_NOT_READY',
+    `POST /v1/agent-upgrades refused: the daemon is starting: ${detail}`,
+  );
 
 describe('retryWhileStarting', () => {
-  it('issue22#2 gives up at the timeout it is given (not 60 s), and tells each reason it waits for once', async () => {
+  it('issue22#2 issue24#tty gives up at the timeout it is given (not 60 s), and tells each reason it waits for once, without the API route', async () => {
     const told: string[] = [];
     let calls = 0;
     // Moves only when the wait sleeps: the timeout is the one given, not 60 s, at no real cost.
@@ -26,8 +29,8 @@ describe('retryWhileStarting', () => {
     expect(now).toBe(320);
     expect(calls).toBe(17);
     expect(told).toEqual([
-      'an AgentUpgrade refused: the daemon is starting: judging op-1',
-      'an AgentUpgrade refused: the daemon is starting: setting a corrupt signal aside',
+      'the daemon is starting: judging op-1',
+      'the daemon is starting: setting a corrupt signal aside',
     ]);
   });
 

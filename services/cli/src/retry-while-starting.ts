@@ -10,7 +10,9 @@ export interface RetryWhileStartingOptions {
   /**
    * Told the daemon's reason each time it changes, so a caller never waits
    * in silence: the reason says what the start does (judging the upgrade it
-   * names, setting a corrupt signal aside, retrying).
+   * names, setting a corrupt signal aside, retrying). It starts at "the
+   * daemon is starting": the refusal's leading API route (`POST
+   * /v1/agent-upgrades refused: `) means nothing to an operator at a terminal.
    */
   onWaiting?: (reason: string) => void;
   /** The clock the wait reads; tests pass one that moves only when it waits. */
@@ -41,7 +43,7 @@ export async function retryWhileStarting<T>(
         refusal = error;
         if (error.message !== told) {
           told = error.message;
-          options.onWaiting?.(error.message);
+          options.onWaiting?.(error.message.slice(error.message.indexOf(daemonStartingReason)));
         }
         return undefined;
       }

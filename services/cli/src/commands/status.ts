@@ -54,8 +54,10 @@ async function explainUnreachable(error: unknown): Promise<never> {
 
 function printStatus(status: StatusResponse): void {
   const { daemon, version, hostRoot } = status;
+  // The socket's path, and how the daemon got it: `socket systemd` read as a socket named "systemd".
+  const socketFrom = daemon.socket === 'systemd' ? 'from systemd' : 'bound by the daemon';
   printLine(
-    `daemon:     running (pid ${daemon.pid}, up ${Math.round(daemon.uptimeSeconds)}s, socket ${daemon.socket})`,
+    `daemon:     running (pid ${daemon.pid}, up ${Math.round(daemon.uptimeSeconds)}s, socket ${daemon.socketPath} ${socketFrom})`,
   );
   printLine(`version:    ${version.version} (commit ${version.commit})`);
   printLine(`executable: ${daemon.executable}`);

@@ -76,6 +76,28 @@ describe('the CLI follows an AgentUpgrade to its end (issue#22.6)', () => {
     expect(notes).toEqual([`AgentUpgrade ${id} is restarting (judging); waiting for its result`]);
   });
 
+  it('issue24#tty says the phase only where it adds to the state: restarting, then restarting (judging)', async () => {
+    const clock = fakeClock();
+    const queued: Operation = { ...succeeded, state: 'restarting', phase: 'restarting' };
+    const sources = host(clock, (now) =>
+      now < 1_000
+        ? { daemon: queued, signalled: true }
+        : now < 2_000
+          ? { daemon: restarting, signalled: true }
+          : { daemon: succeeded, signalled: false },
+    );
+    const notes: string[] = [];
+    await awaitUpgradeResult(id, sources, {
+      timeoutMs: 300_000,
+      onNote: (line) => notes.push(line),
+      clock,
+    });
+    expect(notes).toEqual([
+      `AgentUpgrade ${id} is restarting; waiting for its result`,
+      `AgentUpgrade ${id} is restarting (judging); waiting for its result`,
+    ]);
+  });
+
   it('issue#22.6 no daemon, no signal and no record: reported as ended within seconds, not after --timeout', async () => {
     const clock = fakeClock();
     const sources = host(clock, (now) =>

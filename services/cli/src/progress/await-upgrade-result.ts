@@ -93,7 +93,9 @@ async function lookOnce(
   try {
     const operation = await sources.ask(id, requestMs);
     if (isTerminalOperationState(operation.state)) return { kind: 'ended', operation };
-    return { kind: 'daemon', state: `${operation.state} (${operation.phase})` };
+    // "restarting (restarting)" says it twice; the phase only when it adds something.
+    const { state, phase } = operation;
+    return { kind: 'daemon', state: phase === state ? state : `${state} (${phase})` };
   } catch (error) {
     // Not answered, or answered that this daemon does not know it: the disk knows.
     if (!noAnswerCodes.some((code) => isAgentError(error, code))) throw error;
