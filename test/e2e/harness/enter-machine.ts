@@ -1,3 +1,4 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import type { CommandResult } from './run-process.js';
 import { runProcess } from './run-process.js';
 
@@ -40,23 +41,8 @@ export function runInMachine(
   options: RunOptions = {},
 ): Promise<CommandResult> {
   const timeoutMs = options.timeoutMs ?? 60_000;
-  const env = Object.entries({ ...baseEnv, ...options.env }).map(([k, v]) => `${k}=${v}`);
-  const argv = typeof command === 'string' ? ['/bin/bash', '-c', command] : command;
-  const seconds = String(Math.max(1, Math.ceil(timeoutMs / 1000)));
   return runProcess(
-    [
-      'nsenter',
-      `--target=${String(leaderPid)}`,
-      '--all',
-      '--',
-      '/usr/bin/env',
-      '-i',
-      ...env,
-      '/usr/bin/timeout',
-      '--kill-after=5',
-      seconds,
-      ...argv,
-    ],
+    machineArgv(leaderPid, command, options),
     // The host-side deadline is only a backstop for a machine that stopped
     // answering altogether.
     {
@@ -64,6 +50,45 @@ export function runInMachine(
       timeoutMs: timeoutMs + 15_000,
     },
   );
+}
+
+/**
+ * Starts a command in a booted machine as {@link runInMachine} does, but
+ * hands back the process with its stdin open, for a scenario that types
+ * into it while it runs (a terminal session). The caller ends stdin.
+ */
+export function spawnInMachine(
+  leaderPid: number,
+  command: MachineCommand,
+  options: Omit<RunOptions, 'input'> = {},
+): ChildProcessWithoutNullStreams {
+  const [program = 'nsenter', ...args] = machineArgv(leaderPid, command, options);
+  return spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+}
+
+/** nsenter into the machine's init, a clean environment, and coreutils `timeout` inside. */
+function machineArgv(
+  leaderPid: number,
+  command: MachineCommand,
+  options: Omit<RunOptions, 'input'>,
+): string[] {
+  const timeoutMs = options.timeoutMs ?? 60_000;
+  const env = Object.entries({ ...baseEnv, ...options.env }).map(([k, v]) => `${k}=${v}`);
+  const argv = typeof command === 'string' ? ['/bin/bash', '-c', command] : command;
+  const seconds = String(Math.max(1, Math.ceil(timeoutMs / 1000)));
+  return [
+    'nsenter',
+    `--target=${String(leaderPid)}`,
+    '--all',
+    '--',
+    '/usr/bin/env',
+    '-i',
+    ...env,
+    '/usr/bin/timeout',
+    '--kill-after=5',
+    seconds,
+    ...argv,
+  ];
 }
 
 /** Renders a command for messages. */

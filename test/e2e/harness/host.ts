@@ -1,9 +1,10 @@
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { RunningMachine } from './boot-machine.js';
 import { bootMachine } from './boot-machine.js';
 import { destroyMachineSync } from './destroy-machine.js';
 import type { MachineCommand, RunOptions } from './enter-machine.js';
-import { runInMachine } from './enter-machine.js';
+import { runInMachine, spawnInMachine } from './enter-machine.js';
 import { ensureRootfs } from './ensure-rootfs.js';
 import type { HostVariant } from './host-variants.js';
 import { prepareVariantDisk, variantNspawnArgs } from './host-variants.js';
@@ -29,6 +30,11 @@ export interface Host {
   readonly node: RealNode | undefined;
   /** Runs a command as root in the host; resolves for every exit code. */
   readonly run: (command: MachineCommand, options?: RunOptions) => Promise<CommandResult>;
+  /** Starts a command as root in the host with its stdin left open; the caller ends it. */
+  readonly spawn: (
+    command: MachineCommand,
+    options?: Omit<RunOptions, 'input'>,
+  ) => ChildProcessWithoutNullStreams;
   /** Powers off and boots the same disk again: everything written survives, /run and /tmp do not. */
   readonly reboot: () => Promise<void>;
   /** Powers off and deletes the host. Safe to call twice. */
@@ -111,6 +117,8 @@ export async function bootHost(options: BootHostOptions = {}): Promise<Host> {
       return node;
     },
     run: (command, runOptions) => runInMachine(requireMachine().leader.pid, command, runOptions),
+    spawn: (command, runOptions) =>
+      spawnInMachine(requireMachine().leader.pid, command, runOptions),
     reboot: async () => {
       await powerOffMachine(requireMachine());
       machine = undefined;

@@ -58,6 +58,7 @@ export {
   packReleaseArchive,
   readReleaseArchive,
   releaseArch,
+  releaseArchiveFile,
   releaseMember,
 } from './release-archive.js';
 export type { ReleaseArchive } from './release-archive.js';
@@ -79,6 +80,8 @@ export { describeSelinuxSupport } from './selinux.js';
 export { waitForServingDaemon } from './serving-daemon.js';
 export type { StatusAnswer, WaitForServingDaemonOptions } from './serving-daemon.js';
 export { sweepStaleMachines } from './sweep-stale-machines.js';
+export { ctrlC, openTerminal, renderScreen } from './terminal.js';
+export type { TerminalResult, TerminalSession } from './terminal.js';
 export { readUnitState, waitForUnitState } from './unit-state.js';
 export type { UnitActiveState, UnitState, WaitForUnitStateOptions } from './unit-state.js';
 export { withHost } from './with-host.js';
