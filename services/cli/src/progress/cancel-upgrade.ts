@@ -1,7 +1,7 @@
 import { exitCodes, type ApiClient, type Operation } from '@aks-flex-node/api';
 import { AgentError, isAgentError, messageOf } from '@aks-flex-node/log';
 import { agentCommand } from '../agent-command.js';
-import { printJson, printLine, printNote } from '../output.js';
+import { printJson, printLine } from '../output.js';
 import { stillRunning } from './await-upgrade-result.js';
 
 /** What {@link cancelOnInterrupt} needs from the follower. */
@@ -10,6 +10,8 @@ export interface InterruptTarget {
   hasSwitched(): boolean;
   /** Aborted, with the error the command ends with, when Ctrl-C can only stop the waiting. */
   abandon: AbortController;
+  /** Prints a note under the progress (a live bar's line is ended first). */
+  note: (line: string) => void;
 }
 
 /**
@@ -35,12 +37,12 @@ export function cancelOnInterrupt(
       goesOn();
       return;
     }
-    printNote(`cancelling AgentUpgrade ${id} (Ctrl-C again to stop waiting)`);
+    target.note(`cancelling AgentUpgrade ${id} (Ctrl-C again to stop waiting)`);
     client.cancelOperation(id).catch((error: unknown) => {
       // Switched meanwhile: the same as a Ctrl-C after the switch.
       if (isAgentError(error, 'OPERATION_NOT_CANCELLABLE')) goesOn();
       // Otherwise the follower reports what really happened.
-      else printNote(`could not cancel AgentUpgrade ${id}: ${messageOf(error)}`);
+      else target.note(`could not cancel AgentUpgrade ${id}: ${messageOf(error)}`);
     });
   };
   process.once('SIGINT', onInterrupt);

@@ -15,7 +15,7 @@ import {
   type UpgradeResultSources,
 } from './await-upgrade-result.js';
 import { cancelOnInterrupt } from './cancel-upgrade.js';
-import { createProgressView } from './upgrade-progress.js';
+import { createProgressView, type ProgressView } from './upgrade-progress.js';
 import { describeSucceeded, upgradeEndError } from './upgrade-outcome.js';
 
 /**
@@ -38,9 +38,16 @@ export async function followUpgrade(
   // Ctrl-C cancels before the switch; after it, it stops this command (abandon), not the upgrade.
   const abandon = new AbortController();
   let switched = false;
-  const stopCancelling = cancelOnInterrupt(client, id, { hasSwitched: () => switched, abandon });
+  const view = createProgressView(options.json);
+  const stopCancelling = cancelOnInterrupt(client, id, {
+    hasSwitched: () => switched,
+    abandon,
+    note: (line) => {
+      view.note(line);
+    },
+  });
   try {
-    await followEvents(client, id, { ...options, abandon }, (event) => {
+    await followEvents(client, id, { ...options, abandon, view }, (event) => {
       switched ||= event.phase === 'switching' || event.state !== 'running';
     });
     // The stream ends at the restart or at the end: nothing can cancel it from here on.
@@ -69,11 +76,12 @@ async function followEvents(
     json: boolean;
     timeoutMs: number;
     abandon: AbortController;
+    view: ProgressView;
     phaseNames?: Readonly<Record<string, string>>;
   },
   onEvent: (event: OperationEvent) => void,
 ): Promise<void> {
-  const view = createProgressView(options.json);
+  const { view } = options;
   const timeout = AbortSignal.timeout(options.timeoutMs);
   try {
     await client.followOperation(

@@ -6,6 +6,12 @@ import { printJson, printNote } from '../output.js';
 /** Shows an operation's events: a progress bar on a terminal, phase lines otherwise, JSON lines with --json. */
 export interface ProgressView {
   show(event: OperationEvent): void;
+  /**
+   * Prints a note (stderr) while the progress shows: on a terminal the live
+   * bar's line is ended first, so the note never runs on after the bar (and
+   * the ^C the terminal echoed); the bar goes on below it.
+   */
+  note(line: string): void;
   stop(): void;
 }
 
@@ -14,16 +20,20 @@ export interface ProgressView {
  * stderr (stdout carries only the result): a live bar on a terminal, or
  * plain phase lines.
  */
-export function createProgressView(json: boolean): ProgressView {
+export function createProgressView(
+  json: boolean,
+  stderr: NodeJS.WritableStream & { isTTY?: boolean } = process.stderr,
+): ProgressView {
   if (json) {
     return {
       show: (event) => {
         printJson(event);
       },
+      note: printNote,
       stop: () => undefined,
     };
   }
-  return process.stderr.isTTY ? createBarView() : createLineView();
+  return stderr.isTTY === true ? createBarView(stderr) : createLineView();
 }
 
 function createLineView(): ProgressView {
@@ -34,6 +44,7 @@ function createLineView(): ProgressView {
       lastPhase = event.phase;
       printNote(`${event.phase}${event.message === undefined ? '' : `: ${event.message}`}`);
     },
+    note: printNote,
     stop: () => undefined,
   };
 }
@@ -44,9 +55,10 @@ function createLineView(): ProgressView {
  * 11.000000000000002. No size is shown before a download reports one, so the
  * bar never starts at a made-up `0/0.1 MiB`.
  */
-function createBarView(): ProgressView {
+function createBarView(terminal: NodeJS.WritableStream): ProgressView {
   const bar = new cliProgress.SingleBar(
     {
+      stream: terminal,
       format: '{phase} |{bar}| {percentage}%{size}',
       hideCursor: true,
       clearOnComplete: false,
@@ -54,6 +66,7 @@ function createBarView(): ProgressView {
     cliProgress.Presets.shades_classic,
   );
   let started = false;
+  let stopped = false;
   let received = 0;
   let total: number | undefined;
   return {
@@ -70,8 +83,13 @@ function createBarView(): ProgressView {
       bar.setTotal(barTotal);
       bar.update(total === undefined ? 0 : Math.min(received, barTotal), payload);
     },
+    note: (line) => {
+      if (started && !stopped) terminal.write('\n');
+      printNote(line);
+    },
     stop: () => {
-      if (started) bar.stop();
+      if (started && !stopped) bar.stop();
+      stopped = true;
     },
   };
 }
