@@ -260,12 +260,18 @@ describe('the upgrade service: refusals and cancels', () => {
     const accepted = await service.begin({ source: { url: sourceUrl } });
     expect(accepted).toMatchObject({ state: 'running', sourceUrl });
     await service.drain();
-    expect(await service.get(accepted.id)).toMatchObject({
+    const failed = await service.get(accepted.id);
+    expect(failed).toMatchObject({
       state: 'failed',
       phase: 'failed',
       message: '/usr/local/bin/aks-flex-node still runs',
     });
-    await access(path.join(paths.operationsDir, `${accepted.id}.json`));
+    // issue24#tty: as the daemon answers it (operations ID) and as recorded, with when it ended.
+    const record = JSON.parse(
+      await readFile(path.join(paths.operationsDir, `${accepted.id}.json`), 'utf8'),
+    ) as unknown;
+    expect(failed?.finishedAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(record).toMatchObject({ finishedAt: failed?.finishedAt });
     await expect(access(paths.signalFile)).rejects.toMatchObject({ code: 'ENOENT' });
     expect(await selection(paths)).toEqual({
       current: 'aks-flex-node-blue',

@@ -206,24 +206,26 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
   /** Marks an upgrade that failed before the restart (or during it) and records a failure. */
   const recordFailure = async (id: string, error: unknown) => {
     const state = registry.get(id)?.state === 'restarting' ? 'restarting' : 'failed';
+    // The end goes into the registry as into the record: `operations ID` and
+    // `status` ask the registry while this daemon runs, and showed a failed
+    // (or cancelled) upgrade without when it ended.
+    const finishedAt = host.wallClock().toISOString();
     registry.update(id, {
       state,
       message: messageOf(error),
       phase: state === 'failed' ? 'failed' : 'restarting',
       // The code tells the CLI what happened (refused, fetch failed, cancelled)
       // and so its exit code; a restart that failed is judged by the next start.
-      ...(state === 'failed' ? { fields: failureFields(error) } : {}),
+      ...(state === 'failed' ? { fields: { ...failureFields(error), finishedAt } } : {}),
     });
     log.error({ err: error, opId: id }, 'AgentUpgrade failed');
     // The rollback restored the links; a machine copy it could not restore is synced from here on.
     deps.machineCopy.keep();
     const finished = registry.get(id);
     if (state === 'failed' && finished !== undefined) {
-      await recordResult({ ...finished, finishedAt: host.wallClock().toISOString() }).catch(
-        (recordError: unknown) => {
-          log.error({ err: recordError, opId: id }, 'could not record the failed AgentUpgrade');
-        },
-      );
+      await recordResult(finished).catch((recordError: unknown) => {
+        log.error({ err: recordError, opId: id }, 'could not record the failed AgentUpgrade');
+      });
     }
   };
 
