@@ -205,7 +205,7 @@ export function createUpgradeCancels(registry: OperationRegistry): UpgradeCancel
       handle.controller.abort(
         new AgentError('OPERATION_CANCELLED', `AgentUpgrade ${id} was cancelled on request`, {
           path: id,
-          hint: 'start it again with `aks-flex-node agent-upgrade` when wanted',
+          hint: 'start it again with `aks-flex-node agent-upgrade --url URL` when wanted',
         }),
       );
       await handle.task;

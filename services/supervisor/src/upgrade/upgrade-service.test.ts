@@ -335,6 +335,8 @@ describe('the upgrade service: refusals and cancels', () => {
     expect(cancelled).toMatchObject({
       state: 'failed',
       message: `AgentUpgrade ${accepted.id} was cancelled on request`,
+      // issue24#tty: a hint runnable as printed (a bare agent-upgrade activates itself).
+      hint: 'start it again with `aks-flex-node agent-upgrade --url URL` when wanted',
     });
     await expect(service.cancel(accepted.id)).rejects.toMatchObject({
       code: 'OPERATION_NOT_CANCELLABLE',
