@@ -331,13 +331,19 @@ describeWithProduct('an operator at a terminal: install to uninstall (issue 24)'
       reset.type('y\r');
       const resetDone = await reset.ended;
       expect.soft(resetDone.exitCode, resetDone.screen).toBe(0);
-      expectReadable(resetDone, barEscapes);
+      // readline's prompt: erase below, and the cursor after "Reset this host? (y/N): ".
+      expectReadable(resetDone, new Set([...barEscapes, '\x1b[0J', '\x1b[25G']));
       expect.soft(resetDone.screen).toMatch(/^Reset succeeded: /m);
       const rejoin = await atTerminal(host, [agent, 'start']);
       expect.soft(rejoin.exitCode, rejoin.screen).toBe(0);
       expectReadable(rejoin);
       await waitForUnitState(host, productUnits.agent, 'active');
-      const rejoined = await atTerminal(host, [agent, 'status']);
+      // The rejoined daemon shows the reset as the last operation, from its record, once settled.
+      let rejoined = await atTerminal(host, [agent, 'status']);
+      for (let tries = 0; tries < 20 && !/^last: /m.test(rejoined.screen); tries += 1) {
+        await sleep(500);
+        rejoined = await atTerminal(host, [agent, 'status']);
+      }
       expect.soft(rejoined.exitCode, rejoined.screen).toBe(0);
       expect.soft(rejoined.screen).toMatch(/^last: {7}reset-\S+ \(reset\) succeeded/m);
 
