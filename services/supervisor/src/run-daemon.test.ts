@@ -91,6 +91,28 @@ describe('runDaemon', () => {
     await guard.release();
   });
 
+  it('collects garbage once, after the start sequence has settled, and not when stopped before it', async () => {
+    const collected = (seen: string[]) => () => seen.push('collect');
+    const started = await daemonOptions();
+    started.options.collectGarbage = collected(started.seen);
+    const running = runDaemon(started.options);
+    await expect.poll(() => started.seen).toContain('collect');
+    started.stop('SIGTERM');
+    await expect(running).resolves.toBe(0);
+    expect(started.seen.filter((step) => step === 'judge' || step === 'collect')).toEqual([
+      'judge',
+      'collect',
+    ]);
+
+    const stopped = await daemonOptions({ stabilityMs: 60_000 });
+    stopped.options.collectGarbage = collected(stopped.seen);
+    const early = runDaemon(stopped.options);
+    await expect.poll(() => stopped.seen).toContain('build self-bound');
+    stopped.stop('SIGTERM');
+    await expect(early).resolves.toBe(0);
+    expect(stopped.seen).not.toContain('collect');
+  });
+
   it('a second daemon on the same socket refuses before it prepares the host', async () => {
     const { options, seen, socket, daemonLock } = await daemonOptions();
     const first = await holdSingleInstance(daemonLock, socket);
