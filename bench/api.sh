@@ -99,20 +99,23 @@ peak_memory_during() { # pid command...
 }
 
 # One run of the load against the daemon or the bare server, its JSON put in
-# daemon_json or bare_json. Around the saturated 64-client runs the server's
-# peak memory is sampled too, and the highest so far kept in mem_load or
-# bare_mem_load. Sets the caller's variables, so it is not run in a subshell.
+# daemon_json or bare_json. Around the 64-client runs the server's peak
+# memory is sampled too, and the highest so far kept: paced (64 x 10/s, the
+# issue's load) in mem_paced or bare_mem_paced, saturated in mem_load or
+# bare_mem_load. The paced cases run first, so their peak is not the
+# saturated runs'. Sets the caller's variables, so it is not run in a subshell.
 measure() { # daemon|bare clients mode
   local server=$sandbox_daemon socket=$sandbox_socket sample json
   [[ $1 == bare ]] && { server=$bare; socket=$bare_socket; }
-  if [[ $3 == saturated && $2 == 64 ]]; then
+  if [[ $2 == 64 ]]; then
     sample=$(peak_memory_during "$server" load_server "$server" "$socket" "$2" "$3")
     json=$(cat "$scratch/peak-load.json")
-    if [[ $1 == daemon ]]; then
-      mem_load=$(higher_rss "$mem_load" "$sample")
-    else
-      bare_mem_load=$(higher_rss "$bare_mem_load" "$sample")
-    fi
+    case $1:$3 in
+      daemon:saturated) mem_load=$(higher_rss "$mem_load" "$sample") ;;
+      bare:saturated) bare_mem_load=$(higher_rss "$bare_mem_load" "$sample") ;;
+      daemon:paced) mem_paced=$(higher_rss "$mem_paced" "$sample") ;;
+      bare:paced) bare_mem_paced=$(higher_rss "$bare_mem_paced" "$sample") ;;
+    esac
   else
     json=$(load_server "$server" "$socket" "$2" "$3")
   fi
@@ -155,6 +158,7 @@ inside() {
   run_load "$bare_socket" 16 saturated 2 >/dev/null
 
   local runs=() clients mode round order who daemon_json bare_json mem_load='{"rss": 0}' bare_mem_load='{"rss": 0}'
+  local mem_paced='{"rss": 0}' bare_mem_paced='{"rss": 0}'
   local case case_list
   read -ra case_list <<<"$cases"
   for case in "${case_list[@]}"; do
@@ -190,13 +194,16 @@ inside() {
     --argjson idle "$idle_seconds" --argjson duration "$duration" --argjson rounds "$rounds" \
     --argjson mem_start "$mem_start" --argjson mem_idle "$mem_idle" \
     --argjson mem_load "$mem_load" --argjson mem_after "$mem_after" \
+    --argjson mem_paced "$mem_paced" --argjson bare_paced "$bare_mem_paced" \
     --argjson bare_start "$bare_mem_start" --argjson bare_load "$bare_mem_load" \
     --argjson wakeups "$wakeups_per_min" \
     '{bench: "api", date: $date, machine: $host, binary: $binary, path: "/v1/status",
       idle_seconds: $idle, duration_s: $duration, rounds: $rounds,
       memory_mib: {after_start: $mem_start, after_idle: $mem_idle,
-                   peak_under_64_clients: $mem_load, after_load: $mem_after,
-                   bare_server_after_start: $bare_start, bare_server_peak_under_64_clients: $bare_load},
+                   peak_under_64_clients_paced: $mem_paced, peak_under_64_clients: $mem_load,
+                   after_load: $mem_after, bare_server_after_start: $bare_start,
+                   bare_server_peak_under_64_clients_paced: $bare_paced,
+                   bare_server_peak_under_64_clients: $bare_load},
       idle_wakeups_per_min: $wakeups,
       runs: .}')
   mkdir -p "$(dirname "$out")"
