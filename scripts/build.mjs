@@ -200,6 +200,21 @@ const noBrowserPlugin = {
   },
 };
 
+// zod's classic API exports every locale's error messages (`z.locales`), 64
+// modules of about 300 KB; nothing here reads them, and each bundle holding
+// zod kept their text, which the daemon keeps in memory as long as it runs
+// (V8 holds a script's whole source). The bundles get the English messages
+// only, which zod configures for itself.
+const zodEnglishOnlyPlugin = {
+  name: 'zod-english-only',
+  setup(builder) {
+    builder.onLoad({ filter: /\/node_modules\/zod\/v4\/locales\/index\.js$/ }, () => ({
+      contents: 'export { default as en } from "./en.js";',
+      loader: 'js',
+    }));
+  },
+};
+
 // Every bundle entry stays out of the bundles that import it: the executable
 // evaluates its asset instead (run-bundle.ts), so each is built only once.
 const bundleEntriesExternal = {
@@ -245,7 +260,13 @@ async function bundle(name, entry, outfile) {
     minifySyntax: true,
     minifyWhitespace: minifiesWhitespace(name),
     legalComments: 'none',
-    plugins: [rawTextPlugin, bundleEntriesExternal, answerValidatorsPlugin, noBrowserPlugin],
+    plugins: [
+      rawTextPlugin,
+      bundleEntriesExternal,
+      answerValidatorsPlugin,
+      noBrowserPlugin,
+      zodEnglishOnlyPlugin,
+    ],
     logLevel: 'warning',
     metafile: true,
     define: {
