@@ -361,22 +361,12 @@ function checkNoDynamicImport({ name, script }) {
 // these before it installs its signal handlers, so no window is left; the
 // signal stays blocked and pending, and the process keeps running
 // (docs/hardening.md, "Signals and the inspector").
-// --expose-gc: the daemon collects once when its start is over
-// (run-daemon.ts), which with the reducer off nothing else does: the idle
-// daemon's anonymous memory went from about 40 to 26 MB. --max-semi-space-size=2:
-// V8 grows each young semi-space up to 16 MB (its default) when scavenges find
-// survivors, as the daemon's start and 64 polling clients do, and never gives
-// it back while the process idles; 2 MB caps the young generation at a few
-// MB (docs/performance.md, "Where the daemon's memory goes").
 // The code caches are made under the same flags: V8 rejects a cache made
 // under flags that differ in what it checks, and the roles would then
 // compile from scratch without a word.
-const seaExecArgv = [
-  '--no-memory-reducer',
-  '--disable-sigusr1',
-  '--expose-gc',
-  '--max-semi-space-size=2',
-];
+// No flag is added here for the daemon alone: each changes V8's flag hash
+// for every role (run-daemon.ts, collectAllGarbage).
+const seaExecArgv = ['--no-memory-reducer', '--disable-sigusr1'];
 
 function writeCodeCaches(node, assets) {
   const script = `
