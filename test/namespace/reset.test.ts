@@ -68,8 +68,9 @@ state > /tmp/end-state
 echo "end_state=$(sha256sum < /tmp/end-state | cut -c1-16)"
 echo "machines_left=$(find /var/lib/machines /etc/systemd/nspawn /etc/wireguard -mindepth 1 2>/dev/null | wc -l)"
 # Reset's calls only: start_daemon polls status, and a status that finds no
-# daemon asks systemd whether the agent unit loads (diagnose-unreachable.ts).
-echo "systemctl=$(grep -v -- '--property=LoadState --value' /run/systemctl.log | paste -sd'|')"
+# daemon asks systemd about the agent unit (diagnose-unreachable.ts, through
+# the wrapper's show); reset itself never runs \`systemctl show\`.
+echo "systemctl=$(grep -v -E -- '^show |--property=LoadState --value' /run/systemctl.log | paste -sd'|')"
 `;
 
 interface Scenario {
