@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -65,6 +65,20 @@ describe('createLogger with a log file (agent.logDir)', () => {
       msg: `cannot write the log file ${file} (agent.logDir); logging to the journal only`,
     });
     expect((warning?.err as { code?: string } | undefined)?.code).toMatch(/ENOTDIR|EEXIST/);
+    expect(line?.msg).toBe('daemon serving');
+  });
+
+  it('a log file replaced by a symlink is not followed: the target stays as it was, and the lines go to the destination', async () => {
+    const dir = await tmpDir();
+    const target = path.join(dir, 'elsewhere');
+    await writeFile(target, 'untouched\n');
+    const file = path.join(dir, 'aks-flex-node.log');
+    await symlink(target, file);
+    const journal = capture();
+    createLogger({ destination: journal.stream, alsoToFile: file }).info('daemon serving');
+    expect(await readFile(target, 'utf8')).toBe('untouched\n');
+    const [warning, line] = journal.lines();
+    expect((warning?.err as { code?: string } | undefined)?.code).toBe('ELOOP');
     expect(line?.msg).toBe('daemon serving');
   });
 });

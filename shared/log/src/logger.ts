@@ -1,4 +1,4 @@
-import { mkdirSync, openSync } from 'node:fs';
+import { constants, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import { pino, type DestinationStream, type Logger } from 'pino';
 
@@ -58,7 +58,13 @@ function destinationFor(options: LoggerOptions): {
   let fd: number;
   try {
     mkdirSync(path.dirname(options.alsoToFile), { recursive: true, mode: 0o755 });
-    fd = openSync(options.alsoToFile, 'a', 0o644);
+    // O_NOFOLLOW: root appends here, and a log file replaced by a symlink
+    // must not turn that into an append to wherever the link points.
+    fd = openSync(
+      options.alsoToFile,
+      constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+      0o644,
+    );
   } catch (error) {
     return { stream: main, fileFailure: error };
   }
