@@ -1,8 +1,9 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { fastify, type FastifyInstance } from 'fastify';
 import { createSilentLogger } from '@aks-flex-node/log';
 import { shutdownServerOptions } from '../app.js';
@@ -61,6 +62,18 @@ async function connectAccepted(): Promise<Socket> {
   return client;
 }
 
+/** Resolves once the server has read a request for `url`. */
+function requestArrived(url: string): Promise<void> {
+  return new Promise((resolve) => {
+    const seen = (incoming: IncomingMessage) => {
+      if (incoming.url !== url) return;
+      app.server.off('request', seen);
+      resolve();
+    };
+    app.server.on('request', seen);
+  });
+}
+
 /** Everything the server sends until it closes the connection. */
 function readUntilClosed(client: Socket): Promise<string> {
   return new Promise((resolve) => {
@@ -104,12 +117,9 @@ describe('closeWithin', () => {
       }),
     );
     expect(open).toBe(0);
-    // Closed by the server, not by the keep-alive timeout (72 s) or the grace (5 s).
-    const ended = await Promise.race([
-      answer,
-      new Promise<undefined>((resolve) => setTimeout(resolve, 1_000, undefined)),
-    ]);
-    expect(ended === undefined ? [] : statusLines(ended)).toEqual(['HTTP/1.1 200 OK']);
+    // Closed by the server, not by the keep-alive timeout (72 s) or the grace
+    // (5 s): either of those would outlast vitest's 5 s test timeout.
+    expect(statusLines(await answer)).toEqual(['HTTP/1.1 200 OK']);
   });
 
   it('answers a connection it accepted before the close, though its request arrives after', async () => {
@@ -117,7 +127,8 @@ describe('closeWithin', () => {
     const answer = readUntilClosed(client);
 
     const closed = closeWithin(app, graceMs, createSilentLogger());
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The listener closes before closeWithin first waits, so the request below arrives after.
+    expect(app.server.listening).toBe(false);
     client.write(request('/fast'));
     await closed;
 
@@ -131,9 +142,11 @@ describe('closeWithin', () => {
     await slowEntered;
 
     const closed = closeWithin(app, graceMs, createSilentLogger());
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(app.server.listening).toBe(false);
+    const fastArrived = requestArrived('/fast');
     client.write(request('/fast'));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The second request is read while the first is still busy, then the first ends.
+    await fastArrived;
     releaseSlow();
     await closed;
 
@@ -144,7 +157,12 @@ describe('closeWithin', () => {
     const idle = await connectAccepted();
     const idleClosed = readUntilClosed(idle);
 
-    const closed = closeWithin(app, 200, createSilentLogger());
+    // The grace is closeWithin's own timer: faked, it passes when the test says.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const closed = closeWithin(app, graceMs, createSilentLogger());
     const refused = await new Promise<boolean>((resolve) => {
       const late = connect(socketPath);
       clients.push(late);
@@ -155,6 +173,7 @@ describe('closeWithin', () => {
         resolve(false);
       });
     });
+    await vi.advanceTimersByTimeAsync(graceMs);
     await closed;
 
     expect(refused).toBe(true);

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { hostRootState, recordDigest, type MoveHost } from '@aks-flex-node/hostroot';
 import { hostPathsUnder, type HostPaths } from '@aks-flex-node/layout';
-import { AgentError, createSilentLogger } from '@aks-flex-node/log';
+import { AgentError, createLogger, createSilentLogger, type Logger } from '@aks-flex-node/log';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { acquireActivationLock } from '@aks-flex-node/lock';
 import { createMutationQueue } from '../mutation-queue.js';
@@ -12,6 +12,20 @@ import { judgementNote, runStartSequence, type StartSequenceDeps } from './start
 import { createStartupGate, type StartupGate } from './startup-gate.js';
 
 const log = createSilentLogger();
+
+/** A logger that calls `then` (once) when a line says `words`. */
+function loggerCalling(words: string, then: () => void): Logger {
+  let called = false;
+  return createLogger({
+    destination: {
+      write: (line: string) => {
+        if (called || !line.includes(words)) return;
+        called = true;
+        then();
+      },
+    },
+  });
+}
 
 /**
  * A host as a release before the host root left it, migrated: blue/green
@@ -137,13 +151,16 @@ describe('runStartSequence', () => {
       purpose: 'an offline recovery',
     });
     onTestFinished(() => other.release());
+    const stop = new AbortController();
     const queue = createMutationQueue({
       lockPath: paths.activationLock,
       goLockPath: paths.goUpgradeLock,
-      log,
+      // The daemon is stopped once the wait has begun, which the wait announces.
+      log: loggerCalling('the activation lock is busy', () => {
+        stop.abort();
+      }),
     });
     let judged = false;
-    const stop = new AbortController();
     const d = deps(paths, host, {
       queue,
       // As the daemon wires it: a minute's wait for the lock, polled every second.
@@ -157,12 +174,8 @@ describe('runStartSequence', () => {
           { timeoutMs: 60_000, signal: stopped },
         ),
     });
-    const sequence = runStartSequence(d, stop.signal);
-    setTimeout(() => {
-      stop.abort();
-    }, 50);
     // Without the signal reaching the wait this would take the full minute.
-    expect(await sequence).toBeUndefined();
+    expect(await runStartSequence(d, stop.signal)).toBeUndefined();
     expect(judged).toBe(false);
     expect(d.slept).toEqual([]);
     expect(await hostRootState(paths)).toBe('linked');
