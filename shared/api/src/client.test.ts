@@ -108,21 +108,20 @@ describe('the daemon client', () => {
   });
 
   it('issue24#7 ends a request at once when its signal aborts, rejecting with the reason', async () => {
-    server = http.createServer(() => undefined);
-    await new Promise<void>((resolve) => server?.listen(socketPath, resolve));
     const failing = new AbortController();
     const reason = new Error('the agent unit is failing');
-    const began = Date.now();
+    // Aborted once the request is in, which the daemon never answers: only
+    // the signal can end it before the client's own minute.
+    server = http.createServer(() => {
+      failing.abort(reason);
+    });
+    await new Promise<void>((resolve) => server?.listen(socketPath, resolve));
     const request = createApiClient({
       socketPath,
-      timeoutMs: 10_000,
+      timeoutMs: 60_000,
       signal: failing.signal,
     }).status();
-    setTimeout(() => {
-      failing.abort(reason);
-    }, 50);
     await expect(request).rejects.toBe(reason);
-    expect(Date.now() - began).toBeLessThan(2_000);
   });
 
   it('raises the error of a problem answer', async () => {

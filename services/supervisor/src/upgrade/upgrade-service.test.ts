@@ -12,7 +12,6 @@ import {
   writeFile,
 } from 'node:fs/promises';
 import os from 'node:os';
-import { setTimeout } from 'node:timers/promises';
 import path from 'node:path';
 import { agentBinaryPathsUnder, readUpgradeSignal } from '@aks-flex-node/agentbinary';
 import { hostPathsUnder, type HostPaths } from '@aks-flex-node/layout';
@@ -105,7 +104,15 @@ async function newService(options: ServiceOptions = {}) {
       log,
       queue,
       isCopyOf: () => Promise.resolve(false),
-      sleep: (ms, signal) => setTimeout(ms, undefined, { signal }),
+      // Its retries are its own test's (machine-copy-keeper.test.ts): here a wait only ends with the stop.
+      sleep: (_ms, signal) =>
+        new Promise((_resolve, reject) => {
+          const stopped = () => {
+            reject(new Error('stopped'));
+          };
+          if (signal.aborted) stopped();
+          else signal.addEventListener('abort', stopped);
+        }),
       now: () => new Date('2026-01-01T00:00:00.000Z'),
     }),
   });
