@@ -47,23 +47,18 @@ export async function refreshNspawnLifecycleHelper(
  * itself, and a linked host's unit names a helper that is still there.
  * Not fatal, and not silent, as for the helper above: returns the failure.
  */
-export async function repairLocalDnsUnit(
+export function repairLocalDnsUnit(
   paths: HostPaths,
   root: string,
   log: Logger,
   systemctl: Pick<Systemctl, 'daemonReload'> | undefined,
 ): Promise<string | undefined> {
-  try {
-    const rewritten = await rewriteLocalDnsUnit(root, paths, log);
-    if (rewritten?.changed === true) await systemctl?.daemonReload();
-    return undefined;
-  } catch (error) {
-    log.error(
-      { err: error },
-      'could not point the LocalDNS unit at the host root; the machines keep the unit they have',
-    );
-    return `could not point the LocalDNS unit at the host root ${root}: ${messageOf(error)}; the next daemon start retries`;
-  }
+  return repairTowardRoot(() => rewriteLocalDnsUnit(root, paths, log), {
+    log,
+    systemctl,
+    lost: 'could not point the LocalDNS unit at the host root; the machines keep the unit they have',
+    failure: `could not point the LocalDNS unit at the host root ${root}`,
+  });
 }
 
 /**
@@ -76,22 +71,41 @@ export async function repairLocalDnsUnit(
  * ran a stale or missing one. Unchanged hooks are not written. Not fatal,
  * and not silent: returns the failure.
  */
-export async function repairNspawnHooks(
+export function repairNspawnHooks(
   paths: HostPaths,
   root: string,
   log: Logger,
   executable: string,
   systemctl: Pick<Systemctl, 'daemonReload'> | undefined,
 ): Promise<string | undefined> {
+  return repairTowardRoot(() => rewriteNspawnHooks(root, paths, log, { executable }), {
+    log,
+    systemctl,
+    lost: "could not point the machines' hooks at the host root's helper; the machines keep the hooks they have",
+    failure: `could not point the nspawn machines' hooks at the host root ${root}`,
+  });
+}
+
+/**
+ * Runs one of the rewrites above, reloading systemd when it changed a unit
+ * file; its failure is logged (`lost`) and returned (`failure`, with the
+ * cause and the retry) instead of thrown.
+ */
+async function repairTowardRoot(
+  rewrite: () => Promise<{ changed: boolean } | undefined>,
+  on: {
+    log: Logger;
+    systemctl: Pick<Systemctl, 'daemonReload'> | undefined;
+    lost: string;
+    failure: string;
+  },
+): Promise<string | undefined> {
   try {
-    const rewritten = await rewriteNspawnHooks(root, paths, log, { executable });
-    if (rewritten.changed) await systemctl?.daemonReload();
+    const rewritten = await rewrite();
+    if (rewritten?.changed === true) await on.systemctl?.daemonReload();
     return undefined;
   } catch (error) {
-    log.error(
-      { err: error },
-      "could not point the machines' hooks at the host root's helper; the machines keep the hooks they have",
-    );
-    return `could not point the nspawn machines' hooks at the host root ${root}: ${messageOf(error)}; the next daemon start retries`;
+    on.log.error({ err: error }, on.lost);
+    return `${on.failure}: ${messageOf(error)}; the next daemon start retries`;
   }
 }
