@@ -6,10 +6,9 @@ import { once } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   AgentError,
-  createLogger,
+  createLoggerCalling,
   createSilentLogger,
   isAgentError,
-  type Logger,
 } from '@aks-flex-node/log';
 import {
   acquireActivationLock,
@@ -20,19 +19,6 @@ import {
 
 const log = createSilentLogger();
 
-/** A logger that calls `then` (once) when a line says `words`. */
-function loggerCalling(words: string, then: () => void): Logger {
-  let called = false;
-  return createLogger({
-    destination: {
-      write: (line: string) => {
-        if (called || !line.includes(words)) return;
-        called = true;
-        then();
-      },
-    },
-  });
-}
 let dir: string;
 let lockPath: string;
 let goLockPath: string;
@@ -185,7 +171,7 @@ describe("the Go releases' flock, held with the activation lock", () => {
             Promise.resolve('judged'),
           ),
         {
-          log: loggerCalling('the activation lock is busy', () => goRelease.kill('SIGKILL')),
+          log: createLoggerCalling('the activation lock is busy', () => goRelease.kill('SIGKILL')),
           purpose: 'judging',
           timeoutMs: 10_000,
           intervalMs: 50,
@@ -239,7 +225,7 @@ describe('retryWhileActivationBusy', () => {
       },
       {
         // Stopped once the wait announces itself, a turn of the loop later.
-        log: loggerCalling('the activation lock is busy', () =>
+        log: createLoggerCalling('the activation lock is busy', () =>
           setImmediate(() => {
             stop.abort();
           }),

@@ -2,5 +2,5 @@ export { AgentError, errnoCode, isAgentError, isNotFound, messageOf } from './ag
 export type { AgentErrorDetails } from './agent-error.js';
 export { allErrorCodes } from './error-codes.js';
 export type { ErrorCode } from './error-codes.js';
-export { createLogger, createSilentLogger } from './logger.js';
+export { createLogger, createLoggerCalling, createSilentLogger } from './logger.js';
 export type { Logger } from './logger.js';

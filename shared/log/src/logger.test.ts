@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createLogger } from './logger.js';
+import { createLogger, createLoggerCalling } from './logger.js';
 
 /** A destination that keeps the lines written to it. */
 function capture(): { stream: Writable; lines: () => Record<string, unknown>[] } {
@@ -80,5 +80,17 @@ describe('createLogger with a log file (agent.logDir)', () => {
     const [warning, line] = journal.lines();
     expect((warning?.err as { code?: string } | undefined)?.code).toBe('ELOOP');
     expect(line?.msg).toBe('daemon serving');
+  });
+});
+
+describe('createLoggerCalling', () => {
+  it('calls back once, on the first line that says the words, at any level', () => {
+    let calls = 0;
+    const log = createLoggerCalling('the lock is busy', () => (calls += 1));
+    log.info('starting');
+    expect(calls).toBe(0);
+    log.debug({ purpose: 'x' }, 'the lock is busy; trying again');
+    log.info('the lock is busy; trying again');
+    expect(calls).toBe(1);
   });
 });

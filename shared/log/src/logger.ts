@@ -81,3 +81,22 @@ function destinationFor(options: LoggerOptions): {
 export function createSilentLogger(): Logger {
   return pino({ level: 'silent' });
 }
+
+/**
+ * A logger for tests that calls `then`, once, when a line says `words`: a
+ * test waits for what the code announces (a wait begun, a retry) instead of
+ * sleeping for a while and hoping it has happened.
+ */
+export function createLoggerCalling(words: string, then: () => void): Logger {
+  let called = false;
+  return createLogger({
+    level: 'debug',
+    destination: {
+      write: (line: string) => {
+        if (called || !line.includes(words)) return;
+        called = true;
+        then();
+      },
+    },
+  });
+}

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { hostRootState, recordDigest, type MoveHost } from '@aks-flex-node/hostroot';
 import { hostPathsUnder, type HostPaths } from '@aks-flex-node/layout';
-import { AgentError, createLogger, createSilentLogger, type Logger } from '@aks-flex-node/log';
+import { AgentError, createLoggerCalling, createSilentLogger } from '@aks-flex-node/log';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { acquireActivationLock } from '@aks-flex-node/lock';
 import { createMutationQueue } from '../mutation-queue.js';
@@ -12,20 +12,6 @@ import { judgementNote, runStartSequence, type StartSequenceDeps } from './start
 import { createStartupGate, type StartupGate } from './startup-gate.js';
 
 const log = createSilentLogger();
-
-/** A logger that calls `then` (once) when a line says `words`. */
-function loggerCalling(words: string, then: () => void): Logger {
-  let called = false;
-  return createLogger({
-    destination: {
-      write: (line: string) => {
-        if (called || !line.includes(words)) return;
-        called = true;
-        then();
-      },
-    },
-  });
-}
 
 /**
  * A host as a release before the host root left it, migrated: blue/green
@@ -156,7 +142,7 @@ describe('runStartSequence', () => {
       lockPath: paths.activationLock,
       goLockPath: paths.goUpgradeLock,
       // The daemon is stopped once the wait has begun, which the wait announces.
-      log: loggerCalling('the activation lock is busy', () => {
+      log: createLoggerCalling('the activation lock is busy', () => {
         stop.abort();
       }),
     });
