@@ -28,15 +28,35 @@ sandbox_wait_for_socket() {
   return 1
 }
 
+# The agent unit's Environment= assignments (systemd/aks-flex-node-agent.service,
+# or SANDBOX_AGENT_UNIT), one NAME=VALUE a line: the daemon runs with them as
+# under systemd (glibc's malloc tunables change its memory). Quoting and
+# several assignments on one line are refused rather than misread.
+sandbox_unit_environment() {
+  local unit=${SANDBOX_AGENT_UNIT:-$(dirname "${BASH_SOURCE[0]}")/../../systemd/aks-flex-node-agent.service}
+  [[ -f $unit ]] || { echo "daemon-sandbox: no agent unit at $unit; set SANDBOX_AGENT_UNIT" >&2; return 1; }
+  local line
+  while IFS= read -r line; do
+    if [[ ! $line =~ ^Environment=[A-Za-z_][A-Za-z0-9_]*=[^[:space:]\"\']*$ || $line == *\\* ]]; then
+      echo "daemon-sandbox: $unit: cannot read '$line' (one unquoted NAME=VALUE a line)" >&2
+      return 1
+    fi
+    echo "${line#Environment=}"
+  done < <(grep '^Environment=' "$unit")
+}
+
 # Starts `binary agent --config /etc/bench-config.json` (config `{}`) in the
-# private host and waits until its socket exists. Extra arguments go before
-# `agent`'s options are parsed: none today.
+# private host, with the agent unit's environment, and waits until its socket
+# exists. Extra arguments go before `agent`'s options are parsed: none today.
 sandbox_start() { # binary
+  local environment
+  environment=$(sandbox_unit_environment)
   sandbox_scratch=$(mktemp -d /var/tmp/aks-flex-node-bench.XXXXXX)
   sandbox_private_host "$sandbox_scratch"
   echo '{}' >/etc/bench-config.json
   sandbox_log=$sandbox_scratch/daemon.log
-  "$1" agent --config /etc/bench-config.json >"$sandbox_log" 2>&1 &
+  # shellcheck disable=SC2086 # one NAME=VALUE a word, checked by sandbox_unit_environment
+  env $environment "$1" agent --config /etc/bench-config.json >"$sandbox_log" 2>&1 &
   sandbox_daemon=$!
   sandbox_wait_for_socket
 }
