@@ -4,18 +4,23 @@ import { describe, expect, it } from 'vitest';
 import { typescriptSources } from '../support/source-files.js';
 import {
   callbacksOf,
-  filesBetween,
+  filesReachedFrom,
   importGraph,
   importsOf,
   interfaceMembers,
+  notTheRequests,
+  requestFiles,
 } from './request-path.js';
 
 const workspace = path.resolve(import.meta.dirname, '../..');
 const route = 'services/supervisor/src/routes/agent-upgrades.ts';
 const theSwitch = 'shared/agentbinary/src/upgrade/stage-and-switch.ts';
 
-/** The goal of issue 25: a path a reader follows in one sitting, and a switch that calls back little. */
-const maxFiles = 8;
+/**
+ * Issue 25's goal is 8 files; the honest count is well above it. The path may
+ * only shrink: lower this as files leave it, down to the goal.
+ */
+const maxFiles = 23;
 const maxCallbacks = 2;
 
 /** The numbered files of docs/architecture.md's "Follow a request" section, in order. */
@@ -26,17 +31,37 @@ async function documentedPath(): Promise<string[]> {
 }
 
 describe('the AgentUpgrade request path (issue 25)', () => {
-  it(`crosses at most ${maxFiles} files from the route to the switch, the ones docs/architecture.md lists`, async () => {
+  it(`runs at most ${maxFiles} files from the route up to the switch, the ones docs/architecture.md lists`, async () => {
     const graph = await importGraph(workspace);
-    const crossed = filesBetween(
-      graph,
-      path.join(workspace, route),
-      path.join(workspace, theSwitch),
-    ).map((file) => path.relative(workspace, file));
-    expect(crossed[0]).toBe(route);
-    expect(crossed.at(-1)).toBe(theSwitch);
-    expect(crossed.length).toBeLessThanOrEqual(maxFiles);
-    expect(await documentedPath()).toEqual(crossed);
+    const reached = filesReachedFrom(graph, path.join(workspace, route)).map((file) =>
+      path.relative(workspace, file),
+    );
+    const runs = requestFiles(reached);
+    expect(runs[0]).toBe(route);
+    expect(runs).toContain(theSwitch);
+    // Nothing that runs after the switch is reached from the route.
+    for (const after of [
+      'services/supervisor/src/upgrade/upgrade-service.ts',
+      'services/supervisor/src/upgrade/restart-executor.ts',
+      'services/supervisor/src/upgrade/machine-copy-keeper.ts',
+      'services/supervisor/src/upgrade/start-limit.ts',
+      'shared/agentbinary/src/upgrade/judge-started-upgrade.ts',
+    ])
+      expect(runs).not.toContain(after);
+    expect(runs.length).toBeLessThanOrEqual(maxFiles);
+    expect([...(await documentedPath())].sort()).toEqual([...runs].sort());
+  });
+
+  it('leaves out only route plumbing every route uses, and files that exist', async () => {
+    const routes = path.join(workspace, 'services/supervisor/src/routes');
+    for (const file of await typescriptSources(routes)) {
+      const source = await readFile(file, 'utf8');
+      if (file.endsWith('.test.ts') || !source.includes('.route({')) continue;
+      for (const plumbing of notTheRequests.plumbing)
+        expect(source, file).toContain(`./${path.basename(plumbing, '.ts')}.js`);
+    }
+    for (const file of [...notTheRequests.plumbing, ...notTheRequests.libraries])
+      await expect(readFile(path.join(workspace, file), 'utf8')).resolves.toBeTruthy();
   });
 
   it(`stageAndSwitch takes at most ${maxCallbacks} callbacks`, async () => {
@@ -54,20 +79,33 @@ describe('the AgentUpgrade request path (issue 25)', () => {
 });
 
 describe('how the path and the callbacks are counted', () => {
-  it('a file on a side branch is not crossed; a package index is passed through to the defining file', () => {
+  it('a file the route reaches is counted, a library or another package is not', () => {
     const graph = new Map([
-      ['route', ['deps', 'side']],
-      ['deps', ['service']],
-      ['service', ['switch', 'guard']],
-      ['side', []],
-      ['guard', []],
-      ['switch', ['after']],
+      ['route', ['requests', 'plumbing']],
+      ['requests', ['switch', 'library']],
+      ['switch', ['switch-part']],
+      ['after', ['switch']],
     ]);
-    expect(filesBetween(graph, 'route', 'switch')).toEqual(['route', 'deps', 'service', 'switch']);
-    // One more hop on the way is one more file crossed.
-    graph.set('service', ['adapter', 'guard']);
-    graph.set('adapter', ['switch']);
-    expect(filesBetween(graph, 'route', 'switch')).toHaveLength(5);
+    expect(filesReachedFrom(graph, 'route')).toEqual([
+      'route',
+      'requests',
+      'plumbing',
+      'switch',
+      'library',
+      'switch-part',
+    ]);
+    expect(
+      requestFiles([
+        'services/supervisor/src/routes/agent-upgrades.ts',
+        'services/supervisor/src/routes/zod-type-provider.ts',
+        'shared/agentbinary/src/upgrade/inspect-candidate.ts',
+        'shared/agentbinary/src/host.ts',
+        'shared/fs/src/sync-directory.ts',
+      ]),
+    ).toEqual([
+      'services/supervisor/src/routes/agent-upgrades.ts',
+      'shared/agentbinary/src/upgrade/inspect-candidate.ts',
+    ]);
   });
 
   it('reads the names an import brings, type-only and re-exports included', () => {

@@ -1,15 +1,14 @@
 /**
- * The files an AgentUpgrade request crosses in the daemon, from the route to
- * the switch, and the callbacks the switch takes (issue 25): counted from the
- * code, so docs/architecture.md's "Follow a request" list cannot drift and
- * the path cannot quietly grow again.
+ * The files whose code an AgentUpgrade request runs in the daemon, from the
+ * route up to and including the switch, and the callbacks the switch takes
+ * (issue 25): counted from the code, so docs/architecture.md's "Follow a
+ * request" list cannot drift and the path cannot quietly grow again.
  *
- * A request crosses a file when the file lies on a chain of static imports
- * from the route module to the switch's module. Every import counts: value,
- * type-only (the route reaches the service through its type) and re-export.
- * An import of a workspace package by name counts the file that defines the
- * imported name; the package's index, which only re-exports, holds none of
- * the request's code and is not counted.
+ * The request runs a file when the route module reaches it by static imports.
+ * Every import counts: value, type-only (the route reaches the requests
+ * through their type) and re-export. An import of a workspace package by name
+ * counts the file that defines the imported name; the package's index, which
+ * only re-exports, holds none of the request's code and is not counted.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -95,34 +94,51 @@ export async function importGraph(root: string): Promise<Map<string, string[]>> 
   return graph;
 }
 
-/**
- * The files on a chain of imports from `from` to `to`, both included,
- * in the order a breadth-first walk from `from` meets them.
- */
-export function filesBetween(
+/** The files `from` reaches by imports, itself included, in the order a breadth-first walk meets them. */
+export function filesReachedFrom(
   graph: ReadonlyMap<string, readonly string[]>,
   from: string,
-  to: string,
 ): string[] {
   const reached = [from];
   for (let i = 0; i < reached.length; i++) {
-    const at = reached[i] ?? from;
-    if (at === to) continue;
-    for (const next of graph.get(at) ?? []) if (!reached.includes(next)) reached.push(next);
+    for (const next of graph.get(reached[i] ?? from) ?? [])
+      if (!reached.includes(next)) reached.push(next);
   }
-  // A file is on the path when `to` is reachable from it.
-  const leadsTo = new Set([to]);
-  for (let grew = true; grew;) {
-    grew = false;
-    for (const file of reached) {
-      if (leadsTo.has(file)) continue;
-      if ((graph.get(file) ?? []).some((next) => leadsTo.has(next))) {
-        leadsTo.add(file);
-        grew = true;
-      }
-    }
-  }
-  return reached.filter((file) => leadsTo.has(file));
+  return reached;
+}
+
+/**
+ * What the count leaves out, by workspace-relative path: route plumbing every
+ * route uses, and the general files of shared/agentbinary (its layout of
+ * slots and links, and the host object), which every role that touches the
+ * install runs alike. Every other package the request reaches (log, layout,
+ * fs, failpoints, api, hostroot, lock, archive, systemd) is a general library
+ * and is not counted either; services/supervisor and the rest of
+ * shared/agentbinary are the request's own code.
+ */
+export const notTheRequests = {
+  plumbing: ['services/supervisor/src/routes/zod-type-provider.ts'],
+  libraries: [
+    'shared/agentbinary/src/agent-binary-paths.ts',
+    'shared/agentbinary/src/agent-link.ts',
+    'shared/agentbinary/src/ensure-layout.ts',
+    'shared/agentbinary/src/host.ts',
+    'shared/agentbinary/src/resolve-link.ts',
+  ],
+};
+
+/** The packages whose files are the request's own code, unless {@link notTheRequests} names them. */
+const requestPackages = ['services/supervisor/', 'shared/agentbinary/'];
+
+/**
+ * The files whose code a request runs: those the route reaches (relative
+ * paths, `reached`) in the request's packages, less plumbing and libraries.
+ */
+export function requestFiles(reached: readonly string[]): string[] {
+  const left = new Set([...notTheRequests.plumbing, ...notTheRequests.libraries]);
+  return reached.filter(
+    (file) => requestPackages.some((dir) => file.startsWith(dir)) && !left.has(file),
+  );
 }
 
 /** One member of an interface: its name and its type as written (a method's is its signature). */

@@ -9,7 +9,7 @@ import { requestBodyLimitBytes } from '@aks-flex-node/api';
 import type { SupervisorDeps } from './deps.js';
 import { answerClientError } from './client-error.js';
 import { handleError } from './error-handler.js';
-import { agentUpgradeRoutes } from './routes/agent-upgrades.js';
+import { operationAndRecoveryRoutes } from './routes/operation-and-recovery.js';
 import { gatedRoutes } from './routes/gated-routes.js';
 import { hostRootRoutes } from './routes/host-root.js';
 import { nspawnHookRoutes } from './routes/nspawn-hooks.js';
@@ -74,7 +74,7 @@ export async function buildApp(deps: SupervisorDeps): Promise<FastifyInstance> {
   );
   await app.register(statusRoutes(deps));
   await app.register(hostRootRoutes(deps));
-  await app.register(agentUpgradeRoutes(deps));
+  await app.register(operationAndRecoveryRoutes(deps));
   await app.register(operationEventRoutes(deps));
   await app.register(resetRoutes(deps));
   await app.register(nspawnHookRoutes(deps));

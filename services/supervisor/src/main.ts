@@ -3,8 +3,6 @@ import { describeUnknownConfigKey } from '@aks-flex-node/config';
 import {
   agentBinaryPathsUnder,
   writeUnitsForBinaries,
-  guardLegacySeed,
-  refuseUnfinishedMove,
   createHost,
 } from '@aks-flex-node/agentbinary';
 import type { VersionInfo } from '@aks-flex-node/api';
@@ -41,7 +39,7 @@ import {
   createSystemdRestartExecutor,
 } from './upgrade/restart-executor.js';
 import { createMachineCopyKeeper } from './upgrade/machine-copy-keeper.js';
-import { refuseShortSpace } from './upgrade/upgrade-refusals.js';
+import { refuseShortSpace, refuseUnsafeHost } from './upgrade/upgrade-refusals.js';
 import { createUpgradeService } from './upgrade/upgrade-service.js';
 
 /** What starting the supervisor needs: the parsed command line and this build's version. */
@@ -126,12 +124,7 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     registry: operations,
     restart,
     fetchCandidate: createCandidateFetcher(paths.downloadsDir),
-    // Before anything is staged: an unfinished move's legacy files are a whole
-    // installation an earlier release would run from; then the legacy seed.
-    guard: async () => {
-      await refuseUnfinishedMove(paths);
-      await guardLegacySeed(paths, log);
-    },
+    guard: () => refuseUnsafeHost(paths, log),
     checkSpace: async (source, layout) => {
       await refuseShortSpace(source, layout, {
         runningExecutable: await host.runningExecutable(),

@@ -3,19 +3,32 @@ import { fileURLToPath } from 'node:url';
 import {
   candidateSlotFor,
   checkUpgradeSpace,
+  guardLegacySeed,
+  refuseUnfinishedMove,
   resolveIfPresent,
   type AgentBinaryPaths,
 } from '@aks-flex-node/agentbinary';
 import { makeIoError } from '@aks-flex-node/fs';
 import { resolveHostRoot } from '@aks-flex-node/hostroot';
 import type { HostPaths } from '@aks-flex-node/layout';
-import { AgentError } from '@aks-flex-node/log';
+import { AgentError, type Logger } from '@aks-flex-node/log';
 import type { UpgradeSource } from './upgrade-source.js';
 
 // The daemon's refusals of an upgrade, each under the lock and before
-// anything is written: the disks cannot hold it, the host root moved, the
-// candidate slot is the running binary. (A pending upgrade and a legacy seed
-// are refused by shared/agentbinary, for the CLI's direct activation too.)
+// anything is written: the host is mid-move or holds a legacy seed, the disks
+// cannot hold it, the host root moved, the candidate slot is the running
+// binary. (A pending upgrade, an unfinished move and a legacy seed are judged
+// by shared/agentbinary, for the CLI's direct activation too.)
+
+/**
+ * Refuses, before anything is staged, an upgrade the host must not take: an
+ * unfinished move's legacy files are a whole installation an earlier release
+ * would run from; then the legacy seed. Throws UPGRADE_REFUSED.
+ */
+export async function refuseUnsafeHost(paths: HostPaths, log: Logger): Promise<void> {
+  await refuseUnfinishedMove(paths);
+  await guardLegacySeed(paths, log);
+}
 
 /**
  * Headroom over the running executable's size when a candidate's size is not

@@ -1,61 +1,27 @@
 import {
-  agentBinaryPathsUnder,
-  hostCandidateTrust,
   daemonInstanceId,
   judgeStartedUpgrade,
   listOperationRecords,
   recoverAgentUpgrade,
-  refusePendingUpgrade,
-  stageAndSwitch,
   writeOperationRecord,
-  type AgentBinaryPaths,
-  type CandidateTrust,
   type JudgeOutcome,
-  type StagePhase,
-  type StageResult,
-  type Host,
 } from '@aks-flex-node/agentbinary';
-import type {
-  AgentUpgradeRequest,
-  MachineCopyStatus,
-  Operation,
-  RecoveryResponse,
-} from '@aks-flex-node/api';
-import { resolveHostRoot } from '@aks-flex-node/hostroot';
-import type { HostPaths } from '@aks-flex-node/layout';
-import { isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
-import type { MutationQueue } from '../mutation-queue.js';
+import type { MachineCopyStatus, Operation, RecoveryResponse } from '@aks-flex-node/api';
+import { isAgentError, messageOf } from '@aks-flex-node/log';
 import { describeOperation } from './describe-operation.js';
 import type { MachineCopyKeeper } from './machine-copy-keeper.js';
-import { createUpgradeCancels, type OperationRegistry } from './operation-registry.js';
+import { createUpgradeCancels } from './operation-registry.js';
 import type { RestartExecutor } from './restart-executor.js';
-import { refuseMovedRoot, refuseRunningSlot } from './upgrade-refusals.js';
 import {
-  parseUpgradeSource,
-  precheckUpgradeSource,
-  type CandidateFetcher,
-  type UpgradeSource,
-} from './upgrade-source.js';
+  binaryPathsOf,
+  createUpgradeRequests,
+  type UpgradeRequests,
+  type UpgradeRequestsDeps,
+} from './upgrade-requests.js';
 
-/** What the upgrade service needs. */
-export interface UpgradeServiceDeps {
-  paths: HostPaths;
-  log: Logger;
-  queue: MutationQueue;
-  registry: OperationRegistry;
+/** What the upgrade service needs: what its requests need, and what follows their switch. */
+export interface UpgradeServiceDeps extends Omit<UpgradeRequestsDeps, 'cancels' | 'finish'> {
   restart: RestartExecutor;
-  /** Makes a source's candidate a local file (`createCandidateFetcher` in production). */
-  fetchCandidate: CandidateFetcher;
-  /** Runs under the lock before anything is written; refuses an upgrade the host must not take (legacy seed). */
-  guard: () => Promise<void>;
-  /**
-   * Refuses, under the lock and before the request is answered, an upgrade
-   * the disks cannot hold to its end (`refuseShortSpace` in production).
-   */
-  checkSpace: (source: UpgradeSource, layout: AgentBinaryPaths) => Promise<void>;
-  host: Pick<Host, 'runningExecutable' | 'wallClock'>;
-  /** Who may have written a binary source; the host's rule (root's only) unless a test narrows it. */
-  candidateTrust?: CandidateTrust;
   /** Syncs the machine's copy of the agent an upgrade or rollback could not write. */
   machineCopy: MachineCopyKeeper;
 }
@@ -66,9 +32,11 @@ export interface JudgeAtStartOptions {
   onNote?: (note: string) => void;
 }
 
-/** AgentUpgrade as the daemon runs it: begin, report, judge at start, recover. */
-export interface UpgradeService {
-  begin(request: AgentUpgradeRequest): Promise<Operation>;
+/**
+ * AgentUpgrade as the daemon runs it: the requests (upgrade-requests.ts),
+ * then what follows the switch, the judgement at start and recovery.
+ */
+export interface UpgradeService extends UpgradeRequests {
   get(id: string): Promise<Operation | undefined>;
   /**
    * Waits up to a minute for a busy activation lock; aborting `stopped` ends
@@ -78,11 +46,6 @@ export interface UpgradeService {
    */
   judgeAtStart(stopped?: AbortSignal, options?: JudgeAtStartOptions): Promise<JudgeOutcome>;
   recover(message: string | undefined): Promise<RecoveryResponse>;
-  /**
-   * Cancels an upgrade that has not begun to switch and resolves with it once
-   * it has stopped. Throws NOT_FOUND, OPERATION_NOT_CANCELLABLE.
-   */
-  cancel(id: string): Promise<Operation>;
   /**
    * Checks the active machine's copy of the agent against current, and keeps
    * syncing it while it differs (the start runs it once the signal is judged).
@@ -94,25 +57,17 @@ export interface UpgradeService {
   drain(): Promise<void>;
 }
 
-/** An upgrade admitted under the lock: its operation, and what cancels it. */
-interface Admitted {
-  operation: Operation;
-  signal: AbortSignal;
-}
-
 /**
- * Builds the daemon's {@link UpgradeService}. An upgrade runs as four named
- * steps: `begin` (validate the source, take the lock), `admit` (under the
- * lock: refuse a pending one, create the operation), `stage` (still under
- * the lock: the guards, then stageAndSwitch) and, once the lock is released,
- * `handOver` (restart into the candidate) or `recordFailure`.
+ * Builds the daemon's {@link UpgradeService}. An upgrade's request runs up to
+ * the switch in upgrade-requests.ts (`begin`, `admit`, `stage`); once the lock
+ * is released, this runs `handOver` (restart into the candidate) or
+ * `recordFailure`.
  */
 export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
   const { log, paths, registry, host } = deps;
   const background = new Set<Promise<void>>();
   const cancels = createUpgradeCancels(registry);
-  const binaryPaths = async (): Promise<AgentBinaryPaths> =>
-    agentBinaryPathsUnder(await resolveHostRoot(paths), paths.machinesDir);
+  const binaryPaths = () => binaryPathsOf(paths);
   const recordResult = (operation: Operation) =>
     writeOperationRecord(paths.operationsDir, operation);
 
@@ -133,67 +88,6 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
         'could not list the operation records; status shows no last operation',
       );
     }
-  };
-
-  /** Under the lock, before the request is answered: one pending upgrade at a time. */
-  const admit = async (source: UpgradeSource, layout: AgentBinaryPaths): Promise<Admitted> => {
-    await refusePendingUpgrade(paths.signalFile);
-    // Answered as a refusal (nothing changed), not as an upgrade that failed halfway.
-    await deps.checkSpace(source, layout);
-    const operation = registry.create(source.redactedUrl);
-    return { operation, signal: cancels.open(operation.id) };
-  };
-
-  /** Under the lock, answered already: refuses what the host must not take, then stages and switches. */
-  const stage = async (
-    { operation: { id }, signal }: Admitted,
-    source: UpgradeSource,
-    layout: AgentBinaryPaths,
-  ): Promise<void> => {
-    await deps.guard();
-    await refuseMovedRoot(layout, paths);
-    await refuseRunningSlot(layout, await host.runningExecutable());
-    const report = (phase: StagePhase) => {
-      registry.update(id, { phase });
-    };
-    const result = await stageAndSwitch({
-      paths: layout,
-      hostRoot: paths,
-      signalFile: paths.signalFile,
-      operationId: id,
-      redactedUrl: source.redactedUrl,
-      log: log.child({ op: 'agent-upgrade', opId: id }),
-      clock: host,
-      port: {
-        fetch: (target) =>
-          deps.fetchCandidate(source, target, {
-            onProgress: (progress) => {
-              registry.update(id, { ...progress });
-            },
-            onExtracting: () => {
-              report('extracting');
-            },
-            signal,
-          }),
-        report,
-      },
-      signal,
-    });
-    reportSwitched(id, result);
-  };
-
-  const reportSwitched = (id: string, result: StageResult) => {
-    registry.update(id, {
-      phase: 'restarting',
-      state: 'restarting',
-      message: `switched to ${result.candidateVersion.version}; the agent restarts into it`,
-      fields: {
-        fromPath: result.previous,
-        toPath: result.candidate,
-        toVersion: result.candidateVersion.version,
-        switchedAt: host.wallClock().toISOString(),
-      },
-    });
   };
 
   // After the lock is released. The restart also starts the upgrade guard
@@ -243,20 +137,23 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
     return task;
   };
 
+  const requests = createUpgradeRequests({
+    paths,
+    log,
+    queue: deps.queue,
+    registry,
+    cancels,
+    fetchCandidate: deps.fetchCandidate,
+    guard: deps.guard,
+    checkSpace: deps.checkSpace,
+    host,
+    candidateTrust: deps.candidateTrust,
+    finish: finishInBackground,
+  });
+
   return {
-    begin: async (request) => {
-      const source = parseUpgradeSource(request.source);
-      await precheckUpgradeSource(source, deps.candidateTrust ?? hostCandidateTrust);
-      const layout = await binaryPaths();
-      const { admitted, done } = await deps.queue.start(
-        'an AgentUpgrade',
-        (upgrade: Admitted) => stage(upgrade, source, layout),
-        () => admit(source, layout),
-      );
-      const { id } = admitted.operation;
-      cancels.track(id, finishInBackground(id, done));
-      return admitted.operation;
-    },
+    begin: (request) => requests.begin(request),
+    cancel: (id) => requests.cancel(id),
     get: (id) => describeOperation(paths, registry, id),
     judgeAtStart: async (stopped, options = {}) => {
       const layout = await binaryPaths();
@@ -301,12 +198,6 @@ export function createUpgradeService(deps: UpgradeServiceDeps): UpgradeService {
       };
       if (result.current !== undefined) response.current = result.current;
       return response;
-    },
-    cancel: async (id) => {
-      await cancels.cancel(id);
-      const operation = registry.get(id);
-      if (operation === undefined) throw new Error(`operation ${id} vanished after its cancel`);
-      return operation;
     },
     keepMachineCopy: () => {
       deps.machineCopy.keep();
