@@ -25,6 +25,7 @@ async function daemonOptions(overrides: Partial<DaemonOptions> = {}) {
     stabilityMs: 10,
     // Not V8's: a last-resort collection in the test worker only slows it.
     collectGarbage: () => undefined,
+    holdYoungGeneration: () => undefined,
     stopSignal: new Promise<string>((resolve) => (stop = resolve)),
     prepareHost: () => {
       seen.push('prepare');
@@ -93,26 +94,28 @@ describe('runDaemon', () => {
     await guard.release();
   });
 
-  it('collects garbage once, after the start sequence has settled, and not when stopped before it', async () => {
-    const collected = (seen: string[]) => () => seen.push('collect');
+  it('collects garbage once, after the start sequence has settled, then holds the young generation, and neither when stopped before it', async () => {
+    const noted = (seen: string[], step: string) => () => seen.push(step);
     const started = await daemonOptions();
-    started.options.collectGarbage = collected(started.seen);
+    started.options.collectGarbage = noted(started.seen, 'collect');
+    started.options.holdYoungGeneration = noted(started.seen, 'hold');
     const running = runDaemon(started.options);
-    await expect.poll(() => started.seen).toContain('collect');
+    await expect.poll(() => started.seen).toContain('hold');
     started.stop('SIGTERM');
     await expect(running).resolves.toBe(0);
-    expect(started.seen.filter((step) => step === 'judge' || step === 'collect')).toEqual([
-      'judge',
-      'collect',
-    ]);
+    expect(
+      started.seen.filter((step) => step === 'judge' || step === 'collect' || step === 'hold'),
+    ).toEqual(['judge', 'collect', 'hold']);
 
     const stopped = await daemonOptions({ stabilityMs: 60_000 });
-    stopped.options.collectGarbage = collected(stopped.seen);
+    stopped.options.collectGarbage = noted(stopped.seen, 'collect');
+    stopped.options.holdYoungGeneration = noted(stopped.seen, 'hold');
     const early = runDaemon(stopped.options);
     await expect.poll(() => stopped.seen).toContain('build self-bound');
     stopped.stop('SIGTERM');
     await expect(early).resolves.toBe(0);
     expect(stopped.seen).not.toContain('collect');
+    expect(stopped.seen).not.toContain('hold');
   });
 
   it('a second daemon on the same socket refuses before it prepares the host', async () => {

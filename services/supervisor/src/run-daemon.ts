@@ -5,6 +5,7 @@ import type { HostPaths } from '@aks-flex-node/layout';
 import { holdSingleInstance } from '@aks-flex-node/lock';
 import type { Logger } from '@aks-flex-node/log';
 import type { FastifyInstance } from 'fastify';
+import { collectAfterLoad } from './collect-after-load.js';
 import type { SupervisorDeps } from './deps.js';
 import { closeWithin, shutdownGraceMs } from './socket/close-within.js';
 import { listenOn, type ListenTarget } from './socket/listen.js';
@@ -43,6 +44,11 @@ export interface DaemonOptions {
    * V8's most thorough one by default.
    */
   collectGarbage?: (() => void) | undefined;
+  /**
+   * Stops V8 growing the young generation from here on; run once, after the
+   * start's collection. V8's run-time flag by default.
+   */
+  holdYoungGeneration?: (() => void) | undefined;
 }
 
 /**
@@ -69,6 +75,14 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
       socket: target.kind,
       socketPath: paths.socket,
     });
+    const collectGarbage = options.collectGarbage ?? collectAllGarbage;
+    const afterLoad = collectAfterLoad({ collect: collectGarbage });
+    // Every answered request counts, whatever its route: a load's garbage is
+    // collected once the load ends (collect-after-load.ts).
+    app.addHook('onResponse', (_request, _reply, done) => {
+      afterLoad.noteRequest();
+      done();
+    });
     await app.ready();
     await listenOn(app.server, target);
     log.info(
@@ -79,7 +93,10 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
       options.startSequence,
       options.stabilityMs ?? startupStabilityMs,
       log,
-      options.collectGarbage ?? collectAllGarbage,
+      () => {
+        collectGarbage();
+        (options.holdYoungGeneration ?? holdYoungGenerationSize)();
+      },
     );
     const ended = await Promise.race([
       options.stopSignal.then((signal) => ({ signal, expired: undefined })),
@@ -88,6 +105,7 @@ export async function runDaemon(options: DaemonOptions): Promise<number> {
     if (ended.expired === undefined) log.info({ signal: ended.signal }, 'daemon shutting down');
     else log.error({ reason: ended.expired }, 'daemon exiting: it was not replaced');
     starting.cancel();
+    afterLoad.stop();
     // close() waits for requests in flight, for a bounded time. A passed socket stays
     // open in systemd, so clients that connect meanwhile wait for the next daemon.
     await closeWithin(app, shutdownGraceMs, log);
@@ -174,6 +192,20 @@ function collectAllGarbage(): void {
   v8.setFlagsFromString('--expose-gc');
   const gc = vm.runInNewContext('gc') as NodeJS.GCFunction;
   gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+}
+
+/**
+ * Keeps V8's young generation at the size the start's collection left it
+ * (1 MB a semi-space) instead of doubling it whenever a scavenge finds
+ * survivors: under 64 clients it grew to 16 MB a semi-space and never shrank
+ * while the load lasted (docs/performance.md, "Under load"). V8 reads this
+ * flag at each growth, so it takes effect at run time; the cap
+ * (`--max-semi-space-size`) is read only when the isolate is made, and in the
+ * executable's flags it would change V8's flag hash for every role. The
+ * daemon's bundle is compiled by now, so the changed hash costs it nothing.
+ */
+function holdYoungGenerationSize(): void {
+  v8.setFlagsFromString('--semi-space-growth-factor=1');
 }
 
 /** A promise that resolves with the name of the first stop signal received. */
