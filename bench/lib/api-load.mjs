@@ -12,10 +12,13 @@
 // next send, and a request in flight is still waited for and counted.
 // SIGUSR1 forgets everything measured so far and starts the count again, so
 // clients already connected and steady can be measured from a given moment.
+// --latencies PATH also writes every answered request's latency (ms, one a
+// line), so several runs can be pooled into one percentile (bench/api.sh).
 //
 // Usage: node bench/lib/api-load.mjs --socket PATH [--path /v1/status] --clients N
-//          (--rate R | --saturate) [--duration SECONDS] [--json]
+//          (--rate R | --saturate) [--duration SECONDS] [--json] [--latencies PATH]
 import { Buffer } from 'node:buffer';
+import { writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { parseArgs } from 'node:util';
@@ -29,12 +32,13 @@ const { values: args } = parseArgs({
     saturate: { type: 'boolean', default: false },
     duration: { type: 'string', default: '10' },
     json: { type: 'boolean', default: false },
+    latencies: { type: 'string' },
   },
 });
 
 function usage(message) {
   process.stderr.write(
-    `api-load: ${message}\nusage: api-load.mjs --socket PATH [--path /v1/status] --clients N (--rate R | --saturate) [--duration S] [--json]\n`,
+    `api-load: ${message}\nusage: api-load.mjs --socket PATH [--path /v1/status] --clients N (--rate R | --saturate) [--duration S] [--json] [--latencies PATH]\n`,
   );
   process.exit(2);
 }
@@ -177,6 +181,9 @@ const result = {
   p99_ms: round(percentile(sorted, 99)),
   max_ms: round(sorted.length === 0 ? null : sorted[sorted.length - 1] / 1e6),
 };
+if (args.latencies !== undefined) {
+  await writeFile(args.latencies, Array.from(sorted, (ns) => `${ns / 1e6}\n`).join(''));
+}
 if (args.json) {
   process.stdout.write(`${JSON.stringify(result)}\n`);
 } else {
