@@ -1,6 +1,6 @@
-import { realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { cleanPath } from './clean-path.js';
+import { realpath } from './path-lookups.js';
 
 /**
  * Resolves the symlinks in the longest leading part of `p` that exists and

@@ -17,6 +17,7 @@ export { corruptStampOf, linkAside } from './link-aside.js';
 export { linkThroughTemp } from './link-through-temp.js';
 export type { LinkThroughTempSteps } from './link-through-temp.js';
 export { makeIoError } from './io-error.js';
+export { lstat, readlink, realpath, stat } from './path-lookups.js';
 export { exists } from './exists.js';
 export { mkdirMode } from './mkdir-mode.js';
 export { removeEmptyDir } from './remove-empty-dir.js';

@@ -1,6 +1,5 @@
-import { lstat } from 'node:fs/promises';
 import path from 'node:path';
-import { makeIoError } from '@aks-flex-node/fs';
+import { lstat, makeIoError } from '@aks-flex-node/fs';
 import { errnoCode, isNotFound } from '@aks-flex-node/log';
 
 /**

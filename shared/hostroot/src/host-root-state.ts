@@ -1,5 +1,4 @@
-import { lstat, readlink } from 'node:fs/promises';
-import { makeIoError } from '@aks-flex-node/fs';
+import { lstat, makeIoError, readlink } from '@aks-flex-node/fs';
 import { isNotFound } from '@aks-flex-node/log';
 import { movingMarkerOf, type HostRootPaths } from './host-root-paths.js';
 

@@ -1,5 +1,4 @@
-import { lstat, realpath, stat } from 'node:fs/promises';
-import { makeIoError } from '@aks-flex-node/fs';
+import { lstat, makeIoError, realpath, stat } from '@aks-flex-node/fs';
 import { isAtOrUnder } from './at-or-under.js';
 import type { HostRootPaths } from './host-root-paths.js';
 import { hostRootState } from './host-root-state.js';
