@@ -1,5 +1,5 @@
-import { describeHostRoot } from '@aks-flex-node/hostroot';
-import { hostPaths } from '@aks-flex-node/layout';
+import { describeHostRoot, plannedHostRoot, resolveHostRoot } from '@aks-flex-node/hostroot';
+import { hostPaths, hostRootMarkers } from '@aks-flex-node/layout';
 import { AgentError } from '@aks-flex-node/log';
 import { printJson, printLine } from '../output.js';
 import { parseHostRootFlags } from './host-root-flags.js';
@@ -24,8 +24,11 @@ export async function runHostRoot(args: string[]): Promise<number> {
       hint: 'rebuild the executable with `node scripts/build.mjs`; the dispatcher sends --migrate to its own bundle',
     });
   }
-  const report = await describeHostRoot(hostPaths);
-  if (flags.json) printJson(report);
-  else printLine(flags.resolved ? report.resolved : report.planned);
+  // Only what is printed is looked at: the plain form, which the Go
+  // releases' scripts run often, needs the planned root alone, not the
+  // state and the legacy check that --json reports (bench/startup.sh).
+  if (flags.json) printJson(await describeHostRoot(hostPaths));
+  else if (flags.resolved) printLine(await resolveHostRoot(hostPaths));
+  else printLine(await plannedHostRoot(hostPaths, hostRootMarkers()));
   return 0;
 }
