@@ -129,48 +129,75 @@ export interface HostPaths {
   readonly arcChallengeDir: string;
 }
 
-/** Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production. */
+/**
+ * Builds {@link HostPaths} under a prefix; `hostPathsUnder('/')` is production.
+ * Each path is computed when first read, then kept: a role reads a few of
+ * them (`token` only the cache's and Arc's), and joining all of them at
+ * every start cost the kubelet's `token` call about 1.7 M instructions, 7%
+ * of what it costs beyond Node.js's own start (callgrind; bench/token-startup.sh).
+ */
 export function hostPathsUnder(prefix: string): HostPaths {
   const at = (p: string): string => path.join(prefix, p);
   const root = at('/opt/unbounded/agent');
   const configDir = at('/etc/aks-flex-node');
   const runDir = at('/run/aks-flex-node');
-  return {
-    prefix: path.resolve(prefix),
-    root,
-    parent: path.dirname(root),
-    legacy: at('/usr/local'),
-    staging: `${root}.staging`,
-    configDir,
-    configFile: path.join(configDir, 'config.json'),
-    configLastGood: configLastGoodFor(path.join(configDir, 'config.json')),
-    signalFile: path.join(configDir, 'agent-upgrade-signal.json'),
-    hostRootAgentDigests: path.join(configDir, 'host-root-agents'),
-    unitDir: at('/etc/systemd/system'),
-    runDir,
-    socket: path.join(runDir, 'agent.sock'),
-    activationLock: path.join(runDir, 'activation.lock'),
-    legacySeed: at('/usr/local/bin/aks-flex-node'),
-    stateDir: at('/var/lib/aks-flex-node'),
-    operationsDir: at('/var/lib/aks-flex-node/operations'),
-    movingMarker: path.join(root, movingMarkerName),
-    goUpgradeLock: at('/run/aks-flex-node-agent-upgrade.lock'),
-    firstBootDir: path.join(configDir, 'first-boot'),
-    firstBootScript: path.join(configDir, 'first-boot', 'bootstrap.sh'),
-    firstBootEnv: path.join(configDir, 'first-boot', 'bootstrap.env'),
-    firstBootBaseConfig: path.join(configDir, 'first-boot', 'base-config.json'),
-    credentialsDir: path.join(configDir, 'credentials'),
-    downloadsDir: at('/var/lib/aks-flex-node/downloads'),
-    daemonLock: path.join(runDir, 'daemon.lock'),
-    nspawnLifecycleStateDir: at('/etc/unbounded/agent'),
-    agentStarts: path.join(runDir, 'agent-starts'),
-    machinesDir: at('/var/lib/machines'),
-    nspawnConfigDir: at('/etc/systemd/nspawn'),
-    wireguardDir: at('/etc/wireguard'),
-    fileDigestCache: path.join(runDir, 'file-digests.json'),
-    tokenCacheDir: path.join(runDir, 'token-cache'),
-    arcChallengeDir: at('/var/opt/azcmagent/tokens'),
-  };
+  return computedOnFirstRead<HostPaths>({
+    prefix: () => path.resolve(prefix),
+    root: () => root,
+    parent: () => path.dirname(root),
+    legacy: () => at('/usr/local'),
+    staging: () => `${root}.staging`,
+    configDir: () => configDir,
+    configFile: () => path.join(configDir, 'config.json'),
+    configLastGood: () => configLastGoodFor(path.join(configDir, 'config.json')),
+    signalFile: () => path.join(configDir, 'agent-upgrade-signal.json'),
+    hostRootAgentDigests: () => path.join(configDir, 'host-root-agents'),
+    unitDir: () => at('/etc/systemd/system'),
+    runDir: () => runDir,
+    socket: () => path.join(runDir, 'agent.sock'),
+    activationLock: () => path.join(runDir, 'activation.lock'),
+    legacySeed: () => at('/usr/local/bin/aks-flex-node'),
+    stateDir: () => at('/var/lib/aks-flex-node'),
+    operationsDir: () => at('/var/lib/aks-flex-node/operations'),
+    movingMarker: () => path.join(root, movingMarkerName),
+    goUpgradeLock: () => at('/run/aks-flex-node-agent-upgrade.lock'),
+    firstBootDir: () => path.join(configDir, 'first-boot'),
+    firstBootScript: () => path.join(configDir, 'first-boot', 'bootstrap.sh'),
+    firstBootEnv: () => path.join(configDir, 'first-boot', 'bootstrap.env'),
+    firstBootBaseConfig: () => path.join(configDir, 'first-boot', 'base-config.json'),
+    credentialsDir: () => path.join(configDir, 'credentials'),
+    downloadsDir: () => at('/var/lib/aks-flex-node/downloads'),
+    daemonLock: () => path.join(runDir, 'daemon.lock'),
+    nspawnLifecycleStateDir: () => at('/etc/unbounded/agent'),
+    agentStarts: () => path.join(runDir, 'agent-starts'),
+    machinesDir: () => at('/var/lib/machines'),
+    nspawnConfigDir: () => at('/etc/systemd/nspawn'),
+    wireguardDir: () => at('/etc/wireguard'),
+    fileDigestCache: () => path.join(runDir, 'file-digests.json'),
+    tokenCacheDir: () => path.join(runDir, 'token-cache'),
+    arcChallengeDir: () => at('/var/opt/azcmagent/tokens'),
+  });
+}
+
+/**
+ * An object whose every field is computed by its function when first read,
+ * then kept as a plain read-only value; enumerable, so spreading and
+ * comparing it see every field.
+ */
+function computedOnFirstRead<T extends object>(compute: { [K in keyof T]: () => T[K] }): T {
+  const fields = {} as T;
+  for (const key of Object.keys(compute) as (keyof T & string)[]) {
+    Object.defineProperty(fields, key, {
+      enumerable: true,
+      configurable: true,
+      get: () => {
+        const value = compute[key]();
+        Object.defineProperty(fields, key, { value, enumerable: true, writable: false });
+        return value;
+      },
+    });
+  }
+  return fields;
 }
 
 /** The production paths. */
