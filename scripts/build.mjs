@@ -16,6 +16,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
@@ -146,17 +147,34 @@ const forbiddenInBundle = {
 // module loading, about a fifth of a Node.js start (bench/token-startup.sh).
 // node:fs/promises alone loads 15 modules (readline, the REPL's history),
 // about 7% of a Node.js start, which `host-root` paid too: the host root's
-// inspection uses shared/fs's path-lookups.ts instead.
-const forbiddenBuiltins = { token: ['crypto', 'fs/promises'], 'host-root': ['fs/promises'] };
+// inspection uses shared/fs's path-lookups.ts instead. The nspawn pre-start
+// hook reads no file and loads it only in post-start.
+const forbiddenBuiltins = {
+  token: ['crypto', 'fs/promises'],
+  'host-root': ['fs/promises'],
+  'nspawn-lifecycle': ['fs/promises'],
+};
 
 // shared/api/src/answer-validators.ts generates the validators of the daemon's
 // answers when it runs from source; every bundle gets in its place the code
-// generated here, once, by the same function (answer-validators-source.ts),
-// so no bundle compiles a schema at run time.
+// generated here by the same function (answer-validators-source.ts), so no
+// bundle compiles a schema at run time.
 const answerValidatorsModule = /\/shared\/api\/src\/answer-validators\.(js|ts)$/;
-let answerValidatorsCode;
+// The answers (routes.ts's `answer`) each hot role's bundle asks the daemon
+// for; `problem`, the error answer, is added to each. Such a bundle holds
+// only their validators, and calls each once as it loads, so the code cache
+// the build makes by evaluating it holds them compiled: status's validator is
+// 64 KB of code, which V8 otherwise compiled at every `status` and the other
+// answers' validators were text it decoded for nothing (docs/performance.md).
+// A role asking for an answer not listed fails with INTERNAL (client.ts).
+// The other bundles hold every validator and compile each when first used.
+const answersOfBundle = {
+  status: ['status'],
+  'nspawn-lifecycle': ['nspawnHooks'],
+};
+let answerValidatorsGenerator;
 
-async function generateAnswerValidators() {
+async function loadAnswerValidatorsGenerator() {
   const generator = path.join(workDir, 'answer-validators-source.mjs');
   await build({
     entryPoints: [path.join(workspace, 'shared/api/src/answer-validators-source.ts')],
@@ -166,26 +184,46 @@ async function generateAnswerValidators() {
     format: 'esm',
     logLevel: 'warning',
   });
-  const { answerValidatorsSource } = await import(pathToFileURL(generator).href);
+  return import(pathToFileURL(generator).href);
+}
+
+async function generateAnswerValidators(answers) {
+  answerValidatorsGenerator ??= loadAnswerValidatorsGenerator();
+  const { answerValidatorsSource } = await answerValidatorsGenerator;
   // The CommonJS module ajv writes, run once when the bundle loads the module.
   return [
     'const generated = { exports: {} };',
-    `(function (module, exports) {${answerValidatorsSource()}\n})(generated, generated.exports);`,
+    `(function (module, exports) {${answerValidatorsSource(answers)}\n})(generated, generated.exports);`,
+    // Each validator run once on a value it refuses: V8 compiles it while the
+    // build evaluates the bundle, and the code cache keeps it compiled.
+    ...(answers === undefined
+      ? []
+      : ['for (const validate of Object.values(generated.exports)) validate({});']),
     'export function answerValidators() {',
     '  return generated.exports;',
     '}',
   ].join('\n');
 }
 
-const answerValidatorsPlugin = {
-  name: 'answer-validators',
-  setup(builder) {
-    builder.onLoad({ filter: answerValidatorsModule }, async () => {
-      answerValidatorsCode ??= generateAnswerValidators();
-      return { contents: await answerValidatorsCode, loader: 'js' };
-    });
-  },
-};
+// Generated once per set of answers: every cold bundle shares the full one.
+const answerValidatorsCode = new Map();
+
+function answerValidatorsPlugin(name) {
+  const listed = answersOfBundle[name];
+  const answers = listed === undefined ? undefined : [...listed, 'problem'];
+  const key = answers?.join(',') ?? 'all';
+  return {
+    name: 'answer-validators',
+    setup(builder) {
+      builder.onLoad({ filter: answerValidatorsModule }, async () => {
+        if (!answerValidatorsCode.has(key)) {
+          answerValidatorsCode.set(key, generateAnswerValidators(answers));
+        }
+        return { contents: await answerValidatorsCode.get(key), loader: 'js' };
+      });
+    },
+  };
+}
 
 // A node opens no browser: @azure/identity's interactive login loads the
 // `open` package, whose PowerShell quoting regex holds characters beyond
@@ -266,7 +304,7 @@ async function bundle(name, entry, outfile) {
     plugins: [
       rawTextPlugin,
       bundleEntriesExternal,
-      answerValidatorsPlugin,
+      answerValidatorsPlugin(name),
       noBrowserPlugin,
       zodEnglishOnlyPlugin,
     ],
@@ -306,6 +344,24 @@ function checkHotBundle(name, metafile) {
   }
 }
 
+// The most a hot bundle may hold, in bytes: about a quarter above its size
+// when its answers' validators were cut to its own (answersOfBundle), so a
+// bundle that takes in every validator again, or a library, fails the build
+// rather than costing each start. Raise one only with a measurement
+// (bench/nspawn-pre-start.sh) beside it.
+const maxBundleBytes = { status: 160_000, 'nspawn-lifecycle': 64_000 };
+
+function checkBundleSize({ name, script }) {
+  const bytes = statSync(script).size;
+  const max = maxBundleBytes[name];
+  if (max !== undefined && bytes > max) {
+    throw new Error(
+      `the ${name} bundle is ${bytes} bytes, more than the ${max} it may hold; ` +
+        'see what it took in with KEEP_WORK=1 (dist/.build), and load it lazily or from another bundle',
+    );
+  }
+}
+
 function checkBuiltins({ name, script }) {
   const text = readFileSync(script, 'utf8');
   const found = (forbiddenBuiltins[name] ?? []).filter((id) =>
@@ -314,8 +370,10 @@ function checkBuiltins({ name, script }) {
   if (found.length > 0) {
     throw new Error(
       `the ${name} bundle requires ${found.map((id) => `node:${id}`).join(', ')}, which costs its start-up; ` +
-        'move what needs it out of this bundle (a token cache miss runs token-issue), ' +
-        "or look paths up with shared/fs's path-lookups.ts instead of node:fs/promises",
+        (name === 'token'
+          ? 'move what needs it to the bundle a cache miss runs (token-issue)'
+          : "look paths up with shared/fs's path-lookups.ts, or load it where it is used, " +
+            "with process.getBuiltinModule('node:...')"),
     );
   }
 }
@@ -451,6 +509,7 @@ async function main() {
   assets.forEach(checkNoDynamicImport);
   assets.forEach(checkAsciiOnly);
   assets.forEach(checkBuiltins);
+  assets.forEach(checkBundleSize);
   writeCodeCaches(node, assets);
   const binary = path.join(outDir, 'aks-flex-node');
   log('making the single executable');

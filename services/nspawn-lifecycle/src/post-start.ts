@@ -1,4 +1,3 @@
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { NspawnMachine } from '@aks-flex-node/layout';
 import { AgentError, isNotFound, messageOf } from '@aks-flex-node/log';
@@ -25,6 +24,10 @@ export async function runPostStart(
   const file = nspawnLifecycleStateFile(options.stateDir, machine);
   let text: string;
   try {
+    // Loaded here, not at the module's top: node:fs/promises brings readline
+    // and the REPL's history with it, milliseconds of every pre-start, which
+    // shares this bundle and reads no file (scripts/build.mjs refuses it there).
+    const { readFile } = process.getBuiltinModule('node:fs/promises');
     text = await readFile(file, 'utf8');
   } catch (error) {
     if (!isNotFound(error)) throw error;

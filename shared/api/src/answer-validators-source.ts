@@ -2,7 +2,7 @@ import vm from 'node:vm';
 import { Ajv } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { z } from 'zod';
-import type { AnswerValidators } from './answer-validation.js';
+import type { AnswerName, AnswerValidators } from './answer-validation.js';
 import { hostRootResponseSchema, migrateResponseSchema } from './host-root.js';
 import { regenerateNspawnHooksResponseSchema } from './nspawn.js';
 import { problemSchema } from './problem.js';
@@ -27,7 +27,8 @@ export const answerSchemas = {
 
 /**
  * The CommonJS source of a module whose exports are a validator for each of
- * {@link answerSchemas}: each zod schema as JSON Schema, compiled by
+ * {@link answerSchemas} named in `answers` (all of them unless given): each
+ * zod schema as JSON Schema, compiled by
  * ajv into plain functions. The client runs them instead of zod, which would
  * cost the start of `status` and the nspawn hook about 15 ms even from a
  * code cache (bench/nspawn-pre-start.sh).
@@ -37,7 +38,9 @@ export const answerSchemas = {
  * one of ajv's runtime modules: the executable's status bundle has no ajv.
  * Zod refinements do not carry over: the schemas here have none.
  */
-export function answerValidatorsSource(): string {
+export function answerValidatorsSource(
+  answers: readonly AnswerName[] = Object.keys(answerSchemas) as AnswerName[],
+): string {
   const ajv = new Ajv({
     code: { source: true },
     allErrors: true,
@@ -51,8 +54,8 @@ export function answerValidatorsSource(): string {
     logger: false,
   });
   const names: Record<string, string> = {};
-  for (const [name, schema] of Object.entries(answerSchemas)) {
-    ajv.addSchema(z.toJSONSchema(schema, { target: 'draft-7', io: 'output' }), name);
+  for (const name of answers) {
+    ajv.addSchema(z.toJSONSchema(answerSchemas[name], { target: 'draft-7', io: 'output' }), name);
     names[name] = name;
   }
   const source = standaloneCode(ajv, names);

@@ -59,6 +59,15 @@ describe('the generated validators', () => {
     expect(Object.keys(validators).sort()).toEqual(Object.keys(answerSchemas).sort());
   });
 
+  it("hold only the answers a hot role's bundle names, which the build warms by a call each", () => {
+    // What scripts/build.mjs generates for the status bundle (answersOfBundle).
+    const subset = evaluateAnswerValidators(answerValidatorsSource(['status', 'problem']));
+    expect(Object.keys(subset).sort()).toEqual(['problem', 'status']);
+    // The warming call: a value each refuses, with no side effect on the next check.
+    expect(subset.status({})).toBe(false);
+    expect(checkAnswer(subset.status, statusAnswer(), 'GET /v1/status')).toEqual(statusAnswer());
+  });
+
   it('accept a status answer as the daemon sends it', () => {
     const answer = statusAnswer();
     expect(statusResponseSchema.parse(answer)).toEqual(answer);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient } from './client.js';
 import { apiRoutes, routePath } from './routes.js';
-import { statusAnswer } from './test-fixtures.js';
+import { closeTestServer, statusAnswer } from './test-fixtures.js';
 
 let tmp: string;
 let socketPath: string;
@@ -19,10 +19,7 @@ beforeEach(async () => {
 afterEach(async () => {
   const running = server;
   server = undefined;
-  if (running !== undefined) {
-    running.closeAllConnections();
-    await new Promise((resolve) => running.close(resolve));
-  }
+  await closeTestServer(running);
   await rm(tmp, { recursive: true, force: true });
 });
 

@@ -1,6 +1,13 @@
 import http from 'node:http';
 import net from 'node:net';
-import { checkAnswer, type AnswerName, type AnswerOf } from './answer-validation.js';
+import { AgentError } from '@aks-flex-node/log';
+import {
+  checkAnswer,
+  type AnswerName,
+  type AnswerOf,
+  type AnswerValidators,
+  type GeneratedValidator,
+} from './answer-validation.js';
 import { answerValidators } from './answer-validators.js';
 import {
   daemonAnswerNotJson,
@@ -82,10 +89,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   ): Promise<AnswerOf<Name>> => {
     const url = routePath(route, params);
     const answer = await requestJson(options, route.method, url, body);
-    const validate = answerValidators()[route.answer] as Parameters<
-      typeof checkAnswer<AnswerOf<Name>>
-    >[0];
-    return checkAnswer(validate, answer, `${route.method} ${url}`);
+    return checkAnswer(validatorOf(route.answer), answer, `${route.method} ${url}`);
   };
   return {
     status: () => call(apiRoutes.status),
@@ -99,6 +103,26 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     recover: (message) => call(apiRoutes.recover, message === undefined ? {} : { message }),
     regenerateNspawnHooks: (machine) => call(apiRoutes.regenerateNspawnHooks, {}, { machine }),
   };
+}
+
+/**
+ * The validator of one answer. A hot role's bundle holds only the validators
+ * of the answers its role asks for (scripts/build.mjs, answersOfBundle), so
+ * a role asking for another one is a build mistake, named as such rather
+ * than a TypeError. Throws INTERNAL.
+ */
+function validatorOf<Name extends AnswerName>(name: Name): GeneratedValidator<AnswerOf<Name>> {
+  const validate = (answerValidators() as Partial<AnswerValidators>)[name];
+  if (validate === undefined) {
+    throw new AgentError(
+      'INTERNAL',
+      `this command's bundle holds no validator for the daemon's ${name} answer`,
+      {
+        hint: `add ${name} to the bundle's answers in scripts/build.mjs (answersOfBundle) and rebuild`,
+      },
+    );
+  }
+  return validate as GeneratedValidator<AnswerOf<Name>>;
 }
 
 interface RawResponse {
@@ -127,7 +151,7 @@ async function requestJson(
 
 /** The AgentError for an error answer: the daemon's own when it is a problem body. */
 function errorFromAnswer(method: string, url: string, status: number, body: unknown) {
-  const problem = answerValidators().problem;
+  const problem = validatorOf('problem');
   return problem(body) ? errorFromProblem(body) : daemonErrorStatus(method, url, status);
 }
 
@@ -210,6 +234,8 @@ function followEvents(
   const url = routePath(route, { id });
   const request = `${route.method} ${url}`;
   return new Promise((resolve, reject) => {
+    // In the executor: an INTERNAL for a bundle without it becomes the rejection.
+    const validate = validatorOf(route.answer);
     if (signal?.aborted === true) {
       reject(signal.reason as Error);
       return;
@@ -233,7 +259,6 @@ function followEvents(
           });
           return;
         }
-        const validate = answerValidators()[route.answer];
         let buffered = '';
         response.setEncoding('utf8');
         response.on('data', (chunk: string) => {

@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { StatusResponse } from './status.js';
 
 /** A status answer as the daemon sends it: one of each field, the optional ones included. */
@@ -27,4 +28,11 @@ export function statusAnswer(): StatusResponse {
     activationInProgress: false,
     startup: { gate: 'open', reason: 'last-good predates the host root', move: 'not-ready' },
   };
+}
+
+/** Closes a test's daemon stand-in, its open connections first (an idle keep-alive would hold close). */
+export async function closeTestServer(server: Server | undefined): Promise<void> {
+  if (server === undefined) return;
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
 }
