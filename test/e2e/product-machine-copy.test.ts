@@ -32,7 +32,9 @@ import { expectServingFrom, expectUpgradeSettled } from './upgrade-invariants.js
 // Under the product's confined units an upgrade used to fail with EROFS on
 // the copy, its rollback failed the same way, and the node never took work
 // again. One booted host runs the whole story.
-const secondVersion = '0.2.0-e2e-copy';
+// The version the upgrade files share, so the run builds it once
+// (test/support/shared-second-builds.ts); any version but the first build's will do.
+const secondVersion = '0.2.0-e2e';
 const machineBin = '/var/lib/machines/kube1/usr/local/bin';
 const machineCopy = `${machineBin}/aks-flex-node`;
 

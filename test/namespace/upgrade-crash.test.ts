@@ -80,11 +80,15 @@ function crashScenario(fp: FailpointName): string {
     // After one upgrade, last-good names the slot the next one writes: the case
     // where moving last-good first is what keeps a rollback target.
     const prior = fp === failpoints.upgradeLastGoodUpdated ? 'upgrade_once' : ':';
+    // A judgement that rolls back stops the daemon and keeps the signal for
+    // the next one, and the upgrade command waits for that one's result: it
+    // is started before the command is waited for, or the wait lasts the
+    // command's whole --timeout (about 70 s of nothing per such trial).
     return `real_node; install_agent; ${prior}
       mark_before; ARM="$FP" start_daemon; begin_upgrade; wait_daemon_exit
-      start_daemon; wait_judged; finish_upgrade
+      start_daemon; wait_judged
       if ! kill -0 "$daemon_pid" 2>/dev/null; then start_daemon; wait_judged; fi
-      report`;
+      finish_upgrade; report`;
   }
   if (fp === failpoints.judgeResultWritten) {
     return `real_node; install_agent

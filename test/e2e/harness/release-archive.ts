@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { repoRoot } from './e2e-paths.js';
+import { secondBuildArgv, sharedSecondBuild } from '../../support/shared-second-builds.js';
 import { formatCommandResult, runProcess } from './run-process.js';
 
 /** A release archive on this machine, as `aks-flex-node agent-upgrade` takes it. */
@@ -34,20 +34,21 @@ export function createReleaseDir(): Promise<string> {
 /**
  * Builds the product again from this checkout, reporting `version`, with
  * `scripts/build.mjs --version V --out DIR`: a second build to upgrade to.
- * About 15 s, so a suite builds it once, in `beforeAll`.
+ * About 15 s, so a suite builds it once, in `beforeAll`. In a suite run
+ * (the global setup sets AKS_FLEX_NODE_SECOND_BUILD_DIR) each version is
+ * built once for every file that asks for it, and its archive is linked
+ * into `dir`, so the caller finds it there and removes `dir` as before.
  */
 export async function buildSecondRelease(version: string, dir: string): Promise<ReleaseArchive> {
-  const argv = [
-    process.execPath,
-    path.join(repoRoot, 'scripts/build.mjs'),
-    '--version',
-    version,
-    '--out',
-    dir,
-  ];
+  const shared = sharedSecondBuild(version);
+  const argv = shared?.argv ?? secondBuildArgv(version, dir);
   const result = await runProcess(argv, { timeoutMs: 300_000 });
   if (result.exitCode !== 0) {
     throw new Error(`build a second release\n${formatCommandResult(argv.join(' '), result)}`);
+  }
+  if (shared !== undefined) {
+    await mkdir(dir, { recursive: true });
+    await link(shared.archive, path.join(dir, releaseArchiveFile));
   }
   return readReleaseArchive(dir, version);
 }
