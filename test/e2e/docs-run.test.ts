@@ -22,6 +22,7 @@ import {
   productUnits,
   refuseSharedNetwork,
   runOrThrow,
+  waitForStartSequence,
   waitForUnitState,
   withHost,
   writeHostFile,
@@ -125,7 +126,12 @@ const before: Record<string, (host: Host) => Promise<void>> = {
     await runOrThrow(host, ['systemctl', 'stop', productUnits.agentSocket, productUnits.agent]);
     await runOrThrow(host, ['truncate', '-s', '4096', productPaths.blueSlot]);
   },
-  reset: (host) => refuseSharedNetwork(host, 'a reset'),
+  // "The daemon's own start takes the lock too": the reinstall's daemon may
+  // still be running its start sequence, and a reset then is refused (exit 4).
+  reset: async (host) => {
+    await refuseSharedNetwork(host, 'a reset');
+    await waitForStartSequence(host);
+  },
   uninstall: (host) => refuseSharedNetwork(host, 'uninstall.sh'),
 };
 

@@ -5,6 +5,7 @@ import {
   copyIn,
   productUnits,
   readJournal,
+  waitForJournal,
   readProductStatus,
   runOrThrow,
   waitForUnitState,
@@ -104,7 +105,7 @@ describeWithProduct("an earlier release's way of installing takes this build", (
         ],
         { timeoutMs: 180_000 },
       );
-      const journal = await readJournal(host, 'go-style-start.service');
+      const journal = await waitForJournal(host, 'go-style-start.service', '"role":"start"');
       const structured = journal
         .split('\n')
         .map((line) => line.slice(line.indexOf('{')))

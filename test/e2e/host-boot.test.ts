@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Host } from './harness/index.js';
-import { layOutFixture, runOrThrow, waitForUnitState, withHost } from './harness/index.js';
+import {
+  layOutFixture,
+  readJournal,
+  runOrThrow,
+  waitForJournal,
+  waitForUnitState,
+  withHost,
+} from './harness/index.js';
 import { cgroupHierarchies, machineCgroupParent } from './harness/machine-cgroup.js';
 import { sleeperUnit, sleeperUnitFile } from './self-test-fixtures.js';
 
@@ -87,6 +94,32 @@ describe('harness: a booted host runs real systemd', () => {
       expect(result).toEqual({ exitCode: 7, stdout: 'out\n', stderr: 'err\n' });
       const piped = await host.run(['cat'], { input: 'through stdin' });
       expect(piped.stdout).toBe('through stdin');
+    });
+  });
+
+  // A unit's stdout reaches the journal when journald reads the stream, which
+  // may be after the unit is reported finished; tests that expect a line wait.
+  it('waitForJournal waits for a line that comes late, and gives back the journal when it never comes', async () => {
+    await withHost({ name: 'journal', node: harnessOnly }, async (host) => {
+      await runOrThrow(host, [
+        'systemd-run',
+        '--no-block',
+        '--unit=e2e-late-line',
+        'sh',
+        '-c',
+        // Spelled so the command line systemd logs holds neither line.
+        'x=line; echo "first $x"; sleep 2; echo "late $x"',
+      ]);
+      const early = await readJournal(host, 'e2e-late-line.service');
+      expect(early).not.toContain('late line');
+      const late = await waitForJournal(host, 'e2e-late-line.service', 'late line');
+      expect(late).toContain('first line');
+      expect(late).toContain('late line');
+      const never = await waitForJournal(host, 'e2e-late-line.service', 'never logged', {
+        timeoutMs: 1000,
+      });
+      expect(never).toContain('late line');
+      expect(never).not.toContain('never logged');
     });
   });
 });

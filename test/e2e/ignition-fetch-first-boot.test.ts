@@ -17,7 +17,7 @@ import {
   createReleaseDir,
   productBinary,
   productPaths,
-  readJournal,
+  waitForJournal,
   runOrThrow,
   waitForUnitState,
   withHost,
@@ -116,11 +116,10 @@ describeWithProduct(
             fetchTarget.agentPool,
             '1.35.6',
           ]);
-          const journal = await readJournal(host, unit);
+          const wrote = `wrote the bootstrap data of agent pool ${fetchTarget.agentPool}`;
+          const journal = await waitForJournal(host, unit, wrote);
           expect(journal).toContain('fetching fresh bootstrap data from AKS RP');
-          expect(journal).toContain(
-            `wrote the bootstrap data of agent pool ${fetchTarget.agentPool}`,
-          );
+          expect(journal).toContain(wrote);
           // Neither the join token nor the ARM token is in any journal line or
           // file outside the config; the stand-ins' own config, which holds the
           // answer they serve, goes first.

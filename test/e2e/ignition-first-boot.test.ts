@@ -15,8 +15,9 @@ import {
   createReleaseDir,
   productBinary,
   productPaths,
-  readJournal,
+  waitForJournal,
   runOrThrow,
+  waitForStartSequence,
   waitForUnitState,
   withHost,
   writeIgnitionToDisk,
@@ -160,9 +161,8 @@ describeWithProduct('ignition: first boot runs bootstrap.sh', () => {
           hostPaths.configFile,
         ]);
         expect(quoting.stdout).toBe(probe);
-        expect(await readJournal(host, unit)).toContain(
-          `installed agent at ${productPaths.installedBinary}`,
-        );
+        const installed = `installed agent at ${productPaths.installedBinary}`;
+        expect(await waitForJournal(host, unit, installed)).toContain(installed);
 
         await host.reboot();
         const props = await readUnitProperties(host, unit, [
@@ -188,6 +188,9 @@ describeWithProduct('ignition: first boot runs bootstrap.sh', () => {
           ctx.skip();
         }
         await refuseSharedNetwork(host, 'a reset');
+        // The first boot's `start` returns before the daemon's start sequence
+        // has run, and a reset while it holds the lock is refused (exit 4).
+        await waitForStartSequence(host);
         await runOrThrow(host, [productPaths.installedBinary, 'reset'], { timeoutMs: 180_000 });
         const unitFile = path.join(hostPaths.unitDir, unit);
         expect(await isPresent(host, unitFile)).toBe(false);
@@ -205,7 +208,8 @@ describeWithProduct('ignition: first boot runs bootstrap.sh', () => {
     it('issue11 a download that fails because the archive is not there yet is retried and succeeds once it is', async () => {
       await withIgnitionHost({ baseConfig: validBase, archive: 'later' }, async (host) => {
         await waitForUnitState(host, unit, 'active', { timeoutMs: 180_000 });
-        expect(await readJournal(host, unit)).toContain('failed to download AKS Flex Node agent');
+        const failed = 'failed to download AKS Flex Node agent';
+        expect(await waitForJournal(host, unit, failed)).toContain(failed);
         const props = await readUnitProperties(host, unit, ['NRestarts']);
         expect(Number(props.get('NRestarts'))).toBeGreaterThanOrEqual(1);
         await waitForUnitState(host, unitNames.agent, 'active');
@@ -226,7 +230,8 @@ describeWithProduct('ignition: first boot runs bootstrap.sh', () => {
         expect(props.get('ActiveState')).toBe('failed');
         expect(props.get('ExecMainStatus')).toBe('65');
         expect(props.get('NRestarts')).toBe('0');
-        expect(await readJournal(host, unit)).toContain('base config file must hold a JSON object');
+        const refused = 'base config file must hold a JSON object';
+        expect(await waitForJournal(host, unit, refused)).toContain(refused);
         expect(await isPresent(host, hostPaths.firstBootScript)).toBe(true);
         expect(await isPresent(host, path.join(hostPaths.unitDir, unitNames.agent))).toBe(false);
       });

@@ -9,7 +9,7 @@ import { exitCodes } from '@aks-flex-node/api';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
 import type { Host } from './harness/index.js';
 import {
-  readJournal,
+  waitForJournal,
   runOrThrow,
   waitForUnitState,
   withHost,
@@ -148,7 +148,8 @@ describe('ignition: the first-boot unit under real systemd', () => {
         expect(props.get('Result')).toBe('exit-code');
         expect(props.get('NRestarts')).toBe('0');
         expect(await readAttemptTimes(host)).toHaveLength(1);
-        expect(await readJournal(host, unit)).toContain(`probe attempt fails with ${String(code)}`);
+        const said = `probe attempt fails with ${String(code)}`;
+        expect(await waitForJournal(host, unit, said)).toContain(said);
         expect(await isPresent(host, hostPaths.firstBootScript)).toBe(true);
       });
     },

@@ -2,7 +2,7 @@ import { expect, it } from 'vitest';
 import { describeWithProduct } from './harness/describe-with-product.js';
 import {
   installProduct,
-  readJournal,
+  waitForJournal,
   runOrThrow,
   waitForUnitState,
   productUnits,
@@ -15,6 +15,7 @@ import {
   legacyHelper,
   movedHelper,
   standInMachineTemplate,
+  startMachineExpectingRegeneratedHooks,
   units,
 } from './harness/nspawn-stand-in.js';
 
@@ -43,12 +44,9 @@ describeWithProduct('product: the nspawn hooks under systemd', () => {
       expect((await execPaths(host)).preStart).toContain(`path=${legacyHelper} `);
 
       // Starting the machine pulls in pre-start, which asks the daemon.
-      await runOrThrow(host, ['systemctl', 'start', 'systemd-nspawn@kube1.service']);
-      await waitForUnitState(host, 'systemd-nspawn@kube1.service', 'active');
-      const hook = await readJournal(host, 'unbounded-agent-regenerate-config@kube1.service');
-      expect(hook).toContain(`the daemon regenerated the hooks of kube1: they run ${movedHelper}`);
-      const daemon = await readJournal(host, productUnits.agent);
-      expect(daemon).toContain('regenerated the nspawn hooks for pre-start');
+      await startMachineExpectingRegeneratedHooks(host);
+      const daemonLine = 'regenerated the nspawn hooks for pre-start';
+      expect(await waitForJournal(host, productUnits.agent, daemonLine)).toContain(daemonLine);
 
       // The daemon rewrote both hooks under the resolved root and reloaded systemd.
       for (const file of [
@@ -103,7 +101,11 @@ describeWithProduct('product: the nspawn hooks under systemd', () => {
 
       await runOrThrow(host, ['systemctl', 'start', 'systemd-nspawn@kube2.service']);
       await waitForUnitState(host, 'systemd-nspawn@kube2.service', 'active');
-      const hook = await readJournal(host, 'unbounded-agent-regenerate-config@kube2.service');
+      const hook = await waitForJournal(
+        host,
+        'unbounded-agent-regenerate-config@kube2.service',
+        (journal) => journal.includes('no daemon answered') && journal.includes('keeps its config'),
+      );
       expect(hook).toContain('not running the nspawn lifecycle phase: no daemon answered');
       expect(hook).toContain('the machine keeps its config');
       const after = (

@@ -22,6 +22,7 @@ import {
   refuseSharedNetwork,
   releaseArchiveFile,
   runOrThrow,
+  waitForStartSequence,
   waitForUnitState,
   waitForUpgradeSettled,
   withHost,
@@ -39,7 +40,9 @@ import {
 // the cost of a run, so a run reports every place the terminal and the docs
 // part ways, not only the first; a step the next one needs still throws.
 
-const secondVersion = '0.2.0-tty';
+// The version the upgrade files share, so the run builds it once
+// (test/support/shared-second-builds.ts); any version but the first build's will do.
+const secondVersion = '0.2.0-e2e';
 const agent = productPaths.installedBinary;
 const scriptsDir = '/var/tmp/aks-flex-node-scripts';
 const archiveUrl = `file://${scriptsDir}/${releaseArchiveFile}`;
@@ -326,6 +329,7 @@ describeWithProduct('an operator at a terminal: install to uninstall (issue 24)'
 
       // reset at the prompt, answered y; then rejoin with start.
       await waitForUnitState(host, productUnits.agent, 'active');
+      await waitForStartSequence(host);
       const reset = openTerminal(host, [agent, 'reset']);
       await reset.waitFor(/Reset this host\? \(y\/N\): /);
       reset.type('y\r');

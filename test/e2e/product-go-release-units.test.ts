@@ -9,7 +9,7 @@ import {
   packReleaseArchive,
   productPaths,
   productUnits,
-  readJournal,
+  waitForJournal,
   readReleaseArchive,
   runOrThrow,
   waitForUnitState,
@@ -85,7 +85,12 @@ async function expectProductUnitsRetired(host: Host): Promise<void> {
 }
 
 async function expectRightsChecked(host: Host, times: number): Promise<void> {
-  const journal = await readJournal(host, productUnits.agent, 2000);
+  const journal = await waitForJournal(
+    host,
+    productUnits.agent,
+    (text) => (text.match(/rights checked/g)?.length ?? 0) >= times,
+    { lines: 2000 },
+  );
   expect(journal, 'the Go daemon ran confined').not.toContain('GO RELEASE CONFINED');
   expect(journal.match(/rights checked/g)?.length ?? 0, journal).toBe(times);
 }
@@ -147,8 +152,9 @@ describeWithProduct('product: a Go binary starts under the units its release wro
       await expectGoUnits(host);
       await expectRightsChecked(host, 2);
       await expectProductUnitsRetired(host);
-      const judged = await readJournal(host, productUnits.agent, 2000);
-      expect(judged).toContain('upgraded host and nspawn agent binaries do not match');
+      const mismatch = 'upgraded host and nspawn agent binaries do not match';
+      const judged = await waitForJournal(host, productUnits.agent, mismatch, { lines: 2000 });
+      expect(judged).toContain(mismatch);
 
       // 3. Again, but this product's candidate wrote its confined unit and
       // then kept failing: the recovery unit (as OnFailure= starts it) runs

@@ -8,7 +8,6 @@ import {
   copyReleaseIn,
   createReleaseDir,
   formatCommandResult,
-  readJournal,
   runAgentUpgrade,
   runOrThrow,
   waitForUnitState,
@@ -17,7 +16,11 @@ import {
 import { goScriptConfig } from './harness/go-script-config.js';
 import { waitForProductStatus } from './harness/product-status.js';
 import { switchInOverLegacyRelease } from './harness/legacy-host.js';
-import { execPaths, movedHelper } from './harness/nspawn-stand-in.js';
+import {
+  execPaths,
+  movedHelper,
+  startMachineExpectingRegeneratedHooks,
+} from './harness/nspawn-stand-in.js';
 
 // A host as a release before the host root left it, taken over by this build
 // through the old daemon's AgentUpgrade (linked, not moved: last-good still
@@ -92,12 +95,7 @@ describeWithProduct('product: a legacy host taken over, then moved', () => {
 
         // The machine's start runs pre-start, which asks the moved daemon; the
         // hooks keep naming the helper under the host root.
-        await runOrThrow(host, ['systemctl', 'start', 'systemd-nspawn@kube1.service']);
-        await waitForUnitState(host, 'systemd-nspawn@kube1.service', 'active');
-        const hook = await readJournal(host, 'unbounded-agent-regenerate-config@kube1.service');
-        expect(hook).toContain(
-          `the daemon regenerated the hooks of kube1: they run ${movedHelper}`,
-        );
+        await startMachineExpectingRegeneratedHooks(host);
         const loaded = await execPaths(host);
         expect(loaded.preStart).toContain(`path=${movedHelper} `);
         expect(loaded.postStart).toContain(`path=${movedHelper} `);

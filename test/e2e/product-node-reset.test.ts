@@ -18,6 +18,7 @@ import {
   runOrThrow,
   runScript,
   startRealNodeMachines,
+  waitForStartSequence,
   waitForUnitState,
   withHost,
   writeHostFile,
@@ -87,6 +88,7 @@ async function provisionNode(
   await runOrThrow(host, ['systemctl', 'start', productUnits.bootstrap]);
   await installProduct(host);
   await waitForUnitState(host, productUnits.agent, 'active');
+  await waitForStartSequence(host);
   await startRealNodeMachines(host);
   return { node, before: await facts(host) };
 }

@@ -9,7 +9,7 @@ import {
   layOutFixture,
   productPaths,
   productUnits,
-  readJournal,
+  waitForJournal,
   readProductStatus,
   readUnitState,
   runOrThrow,
@@ -103,9 +103,8 @@ describeWithProduct('product: the recovery unit restores last-good', () => {
         lastGood: productPaths.blueSlot,
       });
       expect(record.message).toContain('upgraded daemon failed repeatedly');
-      expect(await readJournal(host, productUnits.recovery)).toContain(
-        `restored the last-good binary ${productPaths.blueSlot}`,
-      );
+      const restored = `restored the last-good binary ${productPaths.blueSlot}`;
+      expect(await waitForJournal(host, productUnits.recovery, restored)).toContain(restored);
       await expectServingFrom(host, productPaths.blueSlot, before.version.version);
       await waitForUnitState(host, productUnits.agent, 'active');
       await expectBothBrokenReported(host);
@@ -126,18 +125,11 @@ async function expectBothBrokenReported(host: Host): Promise<void> {
   const since = (await runOrThrow(host, ['date', '+%s.%N'])).stdout.trim();
   const started = await host.run(['systemctl', 'start', productUnits.recovery]);
   expect(started.exitCode).not.toBe(0);
-  const journal = (
-    await runOrThrow(host, [
-      'journalctl',
-      `--unit=${productUnits.recovery}`,
-      `--since=@${since}`,
-      '--output=cat',
-      '--no-pager',
-    ])
-  ).stdout;
-  expect(journal).toContain(
-    `no AKS Flex Node agent binary runs: neither current (${productPaths.blueSlot}) nor last-good (${productPaths.blueSlot}) answers 'version'; nothing was restored`,
-  );
+  const nothingRuns = `no AKS Flex Node agent binary runs: neither current (${productPaths.blueSlot}) nor last-good (${productPaths.blueSlot}) answers 'version'; nothing was restored`;
+  const journal = await waitForJournal(host, productUnits.recovery, nothingRuns, {
+    since: `@${since}`,
+  });
+  expect(journal).toContain(nothingRuns);
   expect(journal).toMatch(
     /reinstall the agent with: curl -fsSL --create-dirs -o \/var\/lib\/aks-flex-node\/aks-flex-node-linux-(amd64|arm64)\.tar\.gz https:\/\/github\.com\/Azure\/AKSFlexNode\/releases\/latest\/download\//,
   );

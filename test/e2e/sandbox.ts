@@ -32,6 +32,7 @@ import {
   runOrThrow,
   sweepStaleMachines,
   waitForServingDaemon,
+  waitForStartSequence,
   waitForUnitState,
   withHost,
   refuseSharedNetwork,
@@ -127,6 +128,9 @@ async function upgradeToBadCandidate(host: Host, release: ReleaseArchive): Promi
  */
 async function resetAndRejoin(host: Host): Promise<void> {
   await refuseSharedNetwork(host, 'a reset');
+  // The last-good daemon answers before its start sequence has run; a reset
+  // asked for meanwhile is refused (exit 4), so wait as its hint says to.
+  await waitForStartSequence(host);
   const argv = [productPaths.installedBinary, 'reset'];
   const reset = await host.run(argv, { timeoutMs: 120_000 });
   print(`\n${formatCommandResult(argv.join(' '), reset)}`);

@@ -24,7 +24,8 @@ export type { BootHostOptions, EmptyHost, Host } from './host.js';
 export { hostVariants } from './host-variants.js';
 export type { HostVariant } from './host-variants.js';
 export { writeIgnitionToDisk } from './ignition-disk.js';
-export { readJournal } from './journal.js';
+export { readJournal, waitForJournal } from './journal.js';
+export type { JournalWait } from './journal.js';
 export { layOutFixture } from './lay-out-fixture.js';
 export type { Fixture, FixtureEntry } from './lay-out-fixture.js';
 export { readLayoutTree } from './layout-tree.js';
@@ -50,7 +51,7 @@ export {
   readProductStatus,
   runProduct,
 } from './product.js';
-export { productStatus, waitForProductStatus } from './product-status.js';
+export { productStatus, waitForProductStatus, waitForStartSequence } from './product-status.js';
 export { diagnosedUnits, productPaths, productUnits } from './product-names.js';
 export {
   buildSecondRelease,

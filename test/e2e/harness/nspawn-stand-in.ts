@@ -1,5 +1,8 @@
+import { expect } from 'vitest';
 import type { Host } from './host.js';
+import { waitForJournal } from './journal.js';
 import { runOrThrow } from './run-or-throw.js';
+import { waitForUnitState } from './unit-state.js';
 
 // A nested container cannot boot inside the test host, so the machine's unit
 // is a stand-in: a `systemd-nspawn@.service` template in /etc (which shadows
@@ -43,4 +46,23 @@ export async function execPaths(host: Host): Promise<{ preStart: string; postSta
     preStart: await show('unbounded-agent-regenerate-config@kube1.service', 'ExecStart'),
     postStart: await show('systemd-nspawn@kube1.service', 'ExecStartPost'),
   };
+}
+
+/**
+ * Starts kube1, which runs pre-start, and expects its hook to say the daemon
+ * regenerated the hooks to run the helper under the host root. Returns the
+ * hook's journal. The line may reach the journal after the unit is reported
+ * finished, so it is waited for.
+ */
+export async function startMachineExpectingRegeneratedHooks(host: Host): Promise<string> {
+  await runOrThrow(host, ['systemctl', 'start', 'systemd-nspawn@kube1.service']);
+  await waitForUnitState(host, 'systemd-nspawn@kube1.service', 'active');
+  const regenerated = `the daemon regenerated the hooks of kube1: they run ${movedHelper}`;
+  const hook = await waitForJournal(
+    host,
+    'unbounded-agent-regenerate-config@kube1.service',
+    regenerated,
+  );
+  expect(hook).toContain(regenerated);
+  return hook;
 }

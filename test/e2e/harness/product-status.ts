@@ -30,3 +30,19 @@ export async function waitForProductStatus(
   }
   throw new Error(`status never matched on ${host.name}; last: ${JSON.stringify(last)}`);
 }
+
+/**
+ * Waits until the daemon's start sequence has run: its gate open and no
+ * activation holding the lock. `start`, a restart or a rollback returns once
+ * the daemon answers; the sequence (judging an upgrade, the host-root move
+ * with its restart) takes the activation lock about 3 s later, and a reset
+ * asked for meanwhile is refused by design (exit 4, "wait for it to finish").
+ * A CI run lost that race on a plain host, whose move copies the binary.
+ */
+export function waitForStartSequence(host: Host, timeoutMs = 120_000): Promise<StatusResponse> {
+  return waitForProductStatus(
+    host,
+    (status) => status.startup.gate === 'open' && !status.activationInProgress,
+    timeoutMs,
+  );
+}

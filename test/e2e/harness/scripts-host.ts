@@ -6,6 +6,7 @@ import { repoRoot } from './e2e-paths.js';
 import type { Host } from './host.js';
 import { productBinary } from './product.js';
 import { productPaths, productUnits } from './product-names.js';
+import { waitForStartSequence } from './product-status.js';
 import { readJournal } from './journal.js';
 import { formatCommandResult, runProcess } from './run-process.js';
 import { runOrThrow } from './run-or-throw.js';
@@ -126,6 +127,7 @@ export async function installAndStart(host: Host, round: string): Promise<string
   await runOrThrow(host, ['test', '-x', `${dir}/aks-flex-node`]);
   await runOrThrow(host, [`${dir}/aks-flex-node`, 'start'], { timeoutMs: 180_000 });
   await waitForUnitState(host, productUnits.agent, 'active');
+  await waitForStartSequence(host);
   return dir;
 }
 
