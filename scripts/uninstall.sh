@@ -17,6 +17,10 @@
 #
 #   sudo uninstall.sh [--force]        --force: no confirmation (needed without a terminal)
 #
+# RESET_BUSY_WAIT_SECONDS (default 120): how long a reset refused because an
+# agent activation holds the lock is asked again before the script gives up
+# with 75, having removed nothing.
+#
 # Exit codes (shared/api/src/exit-codes.ts scriptExitCodes): 0 removed, or
 # cancelled at the prompt; 1 a removal failed (any other failure); 64 the command line was not
 # understood, or no terminal to confirm on without --force; 75 an agent
@@ -62,6 +66,10 @@ readonly BRIDGE_CNI_IPTABLES_PARENT=POSTROUTING
 readonly EXIT_USAGE=64
 readonly EXIT_TEMPORARY=75
 readonly EXIT_NOT_ROOT=77
+# The agent's exit code for a change refused because another activation holds
+# the lock (exit-codes.ts `busy`).
+readonly AGENT_BUSY_EXIT_CODE=4
+readonly RESET_BUSY_RETRY_SECONDS=2
 
 # Progress on stdout, warnings and errors on stderr; coloured only on a
 # terminal, so logs and journals get plain text.
@@ -150,15 +158,33 @@ CONFIRM
 }
 
 # Runs the installed agent's reset without a prompt, and falls back to
-# removing the units and files itself when no binary can run it.
+# removing the units and files itself when no binary can run it. A reset
+# refused because an activation holds the lock (exit 4: an upgrade staging,
+# the host-root move a daemon runs seconds after it starts, a recovery) is
+# asked again until RESET_BUSY_WAIT_SECONDS pass: removing the units under a
+# running activation is the race spec daemon 8.4 describes. Still refused, the
+# script stops with 75 before it has removed anything.
 run_reset() {
-  local agent="$INSTALL_DIR/aks-flex-node"
+  local agent="$INSTALL_DIR/aks-flex-node" code waited=0
+  local wait_seconds=${RESET_BUSY_WAIT_SECONDS:-120}
   say_info "Running reset..."
   if [[ -f "$agent" && -x "$agent" ]]; then
-    if TERM=${TERM:-dumb} "$agent" reset </dev/null 2>&1; then
-      say_success "Reset completed"
-      return 0
-    fi
+    while :; do
+      code=0
+      TERM=${TERM:-dumb} "$agent" reset </dev/null 2>&1 || code=$?
+      if [[ $code -eq 0 ]]; then
+        say_success "Reset completed"
+        return 0
+      fi
+      [[ $code -eq $AGENT_BUSY_EXIT_CODE ]] || break
+      if ((waited >= wait_seconds)); then
+        say_error "An agent activation still holds the lock after ${waited}s; nothing was removed. Run uninstall.sh again once '$agent status' shows 'activation: idle'"
+        exit "$EXIT_TEMPORARY"
+      fi
+      say_info "An agent activation holds the lock; asking again in ${RESET_BUSY_RETRY_SECONDS}s (waited ${waited}s of ${wait_seconds}s)"
+      sleep "$RESET_BUSY_RETRY_SECONDS"
+      waited=$((waited + RESET_BUSY_RETRY_SECONDS))
+    done
     say_warn "Reset failed or is not supported by $agent; removing the units directly"
   else
     say_warn "No AKS Flex Node binary can run here; skipping reset and removing the units directly"

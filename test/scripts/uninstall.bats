@@ -213,6 +213,53 @@ run_uninstall() {
   [ ! -e /opt/unbounded/agent ]
 }
 
+# A stand-in whose reset is refused as busy (exit 4) the first N times, as the
+# agent's is while an activation holds the lock, then succeeds.
+busy_reset_agent() { # PATH N
+  cat >"$1" <<STUB
+#!/usr/bin/env bash
+echo "\$0 \$*" >>"$CALLS"
+refusals=\$(grep -c ' reset\$' "$CALLS")
+if [[ \$refusals -le $2 ]]; then
+  echo "error: a reset cannot start now: the host-root move is running and holds the activation lock" >&2
+  exit 4
+fi
+echo "Reset succeeded"
+STUB
+  chmod 0755 "$1"
+}
+
+@test "issue21 daemon#8.4 a reset refused because an activation holds the lock is asked again, not replaced by removing the units" {
+  installed_layout /opt/unbounded/agent
+  busy_reset_agent /opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current 2
+  install_units aks-flex-node-agent.service
+  run_uninstall
+  [ "$status" -eq 0 ]
+  [ "$(grep -c 'aks-flex-node reset$' "$CALLS")" -eq 3 ]
+  [ "$(grep -c 'An agent activation holds the lock; asking again in 2s' <<<"$output")" -eq 2 ]
+  [[ "$output" == *"Reset completed"* ]]
+  [[ "$output" != *"removing the units directly"* ]]
+  run ! grep -q '^systemctl' "$CALLS"
+  [ -e /etc/systemd/system/aks-flex-node-agent.service ] # the stand-in's reset removes nothing
+  [ ! -e /opt/unbounded/agent ]
+}
+
+@test "issue21 daemon#8.4 still refused after RESET_BUSY_WAIT_SECONDS: 75, and nothing was removed" {
+  installed_layout /opt/unbounded/agent
+  busy_reset_agent /opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current 99
+  install_units aks-flex-node-agent.service
+  mkdir -p /etc/aks-flex-node /var/lib/aks-flex-node
+  echo '{}' >/etc/aks-flex-node/config.json
+  RESET_BUSY_WAIT_SECONDS=2 run_uninstall
+  [ "$status" -eq 75 ]
+  [ "$(grep -c 'aks-flex-node reset$' "$CALLS")" -eq 2 ]
+  [[ "$output" == *"still holds the lock after 2s; nothing was removed. Run uninstall.sh again once '/opt/unbounded/agent/bin/aks-flex-node status' shows 'activation: idle'"* ]]
+  run ! grep -q '^systemctl' "$CALLS"
+  [ -e /etc/systemd/system/aks-flex-node-agent.service ]
+  [ -f /etc/aks-flex-node/config.json ] && [ -d /var/lib/aks-flex-node ]
+  [ -x /opt/unbounded/agent/bin/aks-flex-node ] && [ -f /opt/unbounded/agent/bin/unbounded-agent-nspawn-lifecycle ]
+}
+
 @test "scripts#4.2 both roots are swept: binaries, layouts, helpers; the config, data, log and run directories" {
   installed_layout /opt/unbounded/agent
   installed_layout /usr/local
