@@ -67,7 +67,8 @@ describe.skipIf(unavailable !== undefined)('the daemon on a private host', () =>
         -H 'content-type: application/json' -d '{"force":true}' http://agent/v1/host-root/migrate
       head -c 200000 /dev/zero | tr '\0' 'x' | sed 's/^/{"pad":"/; s/$/"}/' > /tmp/huge.json
       curl -s -o /tmp/huge.out -w 'huge=%{http_code} %{content_type}\n' --unix-socket "$sock" \
-        -H 'content-type: application/json' --data-binary @/tmp/huge.json http://agent/v1/host-root/migrate
+        -H 'content-type: application/json' --data-binary @/tmp/huge.json http://agent/v1/host-root/migrate \
+        || echo "huge curl exit $?" # 55: the daemon answered 413 and closed before curl sent it all; the status is still checked
       after=$(find /opt /usr/local -printf '%p %y %m %l\n' | sort | sha256sum)
       [ "$before" = "$after" ] && echo unchanged=yes || echo unchanged=no
       jq -c . /tmp/unknown.json`);

@@ -111,10 +111,6 @@ const releaseArchive = (() => {
 // Slots, links and the signal: what a refused, cancelled or crashed upgrade must leave as it was.
 const layoutHelpers = String.raw`${unmanagedDaemon}
 SIGNAL=/etc/aks-flex-node/agent-upgrade-signal.json
-layout_hash() {
-  find /opt/unbounded -printf '%p %y %m %l\n' | sort | sha256sum | cut -c1-16
-  sha256sum /opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-* 2>/dev/null | sha256sum | cut -c1-16
-}
 # Cheaper, for many cases in a row: any write changes an inode, size or mtime.
 quick_hash() {
   find /opt/unbounded /etc/aks-flex-node /etc/systemd/system -printf '%p %y %m %l %i %s %T@\n' | sort | sha256sum | cut -c1-16
@@ -190,7 +186,7 @@ operation() { "$BINARY" status --json >/dev/null; curl -s --unix-socket /run/aks
 describe.skipIf(unavailable !== undefined)(
   'stalls end and upgrades can be cancelled (issue 12 item 4)',
   () => {
-    it('issue12#4 agent-upgrade --cancel stops a download from a stalled server; the layout is byte-for-byte unchanged', () => {
+    it('issue12#4 agent-upgrade --cancel stops a download from a stalled server; slots and links unchanged', () => {
       const run = runOnPrivateHost(
         String.raw`${layoutHelpers}${stalledServer}
       install_agent; start_daemon

@@ -25,10 +25,6 @@ for _ in $(seq 1 100); do "$BINARY" status >/dev/null 2>&1 && break; sleep 0.1; 
 wait_for_gate
 member=aks-flex-node-linux-amd64
 [ "$(uname -m)" = aarch64 ] && member=aks-flex-node-linux-arm64
-layout_hash() {
-  find /opt/unbounded -printf '%p %y %m %l\n' | sort | sha256sum | cut -c1-16
-  sha256sum /opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-* 2>/dev/null | sha256sum | cut -c1-16
-}
 # archive NAME: a release archive at /tmp/NAME.tar.gz from the files staged in /tmp/stage-NAME.
 archive() { tar -C "/tmp/stage-$1" --owner=0 --group=0 --numeric-owner -czf "/tmp/$1.tar.gz" "${D}{@:2}"; }
 refused() { # NAME [extra agent-upgrade args]: upgrade, and report the exit code and whether anything changed
