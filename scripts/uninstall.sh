@@ -17,9 +17,10 @@
 #
 #   sudo uninstall.sh [--force]        --force: no confirmation (needed without a terminal)
 #
-# RESET_BUSY_WAIT_SECONDS (default 120): how long a reset refused because an
-# agent activation holds the lock is asked again before the script gives up
-# with 75, having removed nothing.
+# RESET_BUSY_WAIT_SECONDS (whole seconds; 120 when unset or empty): how long
+# a reset refused because an agent activation holds the lock is asked again
+# before the script gives up with 75, having removed nothing. Any other value
+# stops it with 64 before anything runs.
 #
 # Exit codes (shared/api/src/exit-codes.ts scriptExitCodes): 0 removed, or
 # cancelled at the prompt; 1 a removal failed (any other failure); 64 the command line was not
@@ -124,6 +125,12 @@ parse_args() {
     esac
     shift
   done
+  # Checked before anything runs: a bad value would otherwise surface only
+  # after a refused reset, as a bash arithmetic error.
+  if [[ -n "${RESET_BUSY_WAIT_SECONDS:-}" && ! "$RESET_BUSY_WAIT_SECONDS" =~ ^[0-9]{1,6}$ ]]; then
+    say_error "RESET_BUSY_WAIT_SECONDS must be a whole number of seconds (0 to 999999), not '$RESET_BUSY_WAIT_SECONDS'; nothing was removed"
+    exit "$EXIT_USAGE"
+  fi
 }
 
 confirm() {

@@ -260,6 +260,20 @@ STUB
   [ -x /opt/unbounded/agent/bin/aks-flex-node ] && [ -f /opt/unbounded/agent/bin/unbounded-agent-nspawn-lifecycle ]
 }
 
+@test "issue21 a RESET_BUSY_WAIT_SECONDS that is no whole number: 64 before reset runs, nothing removed" {
+  installed_layout /opt/unbounded/agent
+  busy_reset_agent /opt/unbounded/agent/lib/aks-flex-node/aks-flex-node-current 99
+  install_units aks-flex-node-agent.service
+  for bad in 2m -1 ' 5'; do
+    RESET_BUSY_WAIT_SECONDS=$bad run_uninstall
+    [ "$status" -eq 64 ]
+    [[ "$output" == *"RESET_BUSY_WAIT_SECONDS must be a whole number of seconds (0 to 999999), not '$bad'; nothing was removed"* ]]
+  done
+  [ ! -e "$CALLS" ] || run ! grep -q 'aks-flex-node reset$' "$CALLS"
+  [ -e /etc/systemd/system/aks-flex-node-agent.service ]
+  [ -x /opt/unbounded/agent/bin/aks-flex-node ]
+}
+
 @test "scripts#4.2 both roots are swept: binaries, layouts, helpers; the config, data, log and run directories" {
   installed_layout /opt/unbounded/agent
   installed_layout /usr/local
