@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { Host } from './host.js';
 import { waitForJournal } from './journal.js';
+import { waitForStartSequence } from './product-status.js';
 import { runOrThrow } from './run-or-throw.js';
 import { waitForUnitState } from './unit-state.js';
 
@@ -49,12 +50,18 @@ export async function execPaths(host: Host): Promise<{ preStart: string; postSta
 }
 
 /**
- * Starts kube1, which runs pre-start, and expects its hook to say the daemon
+ * Once the daemon's start sequence has run, starts kube1, which runs
+ * pre-start, and expects its hook to say the daemon
  * regenerated the hooks to run the helper under the host root. Returns the
  * hook's journal. The line may reach the journal after the unit is reported
  * finished, so it is waited for.
  */
 export async function startMachineExpectingRegeneratedHooks(host: Host): Promise<string> {
+  // A pre-start that arrives while the daemon's start sequence holds the
+  // activation lock is refused, and the machine starts on its old hooks, by
+  // design (a CI run hit it: "the host-root move is running"); this is the
+  // case of a daemon that is serving.
+  await waitForStartSequence(host);
   await runOrThrow(host, ['systemctl', 'start', 'systemd-nspawn@kube1.service']);
   await waitForUnitState(host, 'systemd-nspawn@kube1.service', 'active');
   const regenerated = `the daemon regenerated the hooks of kube1: they run ${movedHelper}`;
