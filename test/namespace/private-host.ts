@@ -183,9 +183,7 @@ export function runOnPrivateHost(
     // form does: a bare ETIMEDOUT left a CI failure with nothing to read.
     if (result.error !== undefined && !isTimeout(result.error)) throw result.error;
     const stderr =
-      result.error === undefined
-        ? result.stderr
-        : `${result.stderr}\nthe private host was killed after its ${String(timeoutMs)} ms timeout`;
+      result.error === undefined ? result.stderr : `${result.stderr}\n${killedAfter(timeoutMs)}`;
     return {
       status: result.error === undefined ? (result.status ?? -1) : -1,
       stdout: result.stdout,
@@ -194,6 +192,11 @@ export function runOnPrivateHost(
   } finally {
     rmSync(host.scratch, { recursive: true, force: true });
   }
+}
+
+/** What both forms add to a timed-out host's stderr. */
+function killedAfter(timeoutMs: number): string {
+  return `the private host was killed after its ${String(timeoutMs)} ms timeout`;
 }
 
 function isTimeout(error: Error): boolean {
@@ -236,7 +239,7 @@ export function runOnPrivateHostAsync(
     });
     child.on('close', (code) => {
       clearTimeout(timer);
-      if (timedOut) stderr += `\nthe private host was killed after its ${timeoutMs} ms timeout`;
+      if (timedOut) stderr += `\n${killedAfter(timeoutMs)}`;
       resolve({ status: timedOut ? -1 : (code ?? -1), stdout, stderr });
     });
   }).finally(() => {
