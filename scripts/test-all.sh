@@ -46,17 +46,39 @@ count_tests() {
   fi
 }
 
-# Names every failed test again at the very end, with the first line of its
-# error: CI keeps only the tail of a long log, and a failure reported an hour
-# earlier in the unit step is otherwise out of sight.
+# Names every failed test again at the very end: CI keeps only the tail of a
+# long log, and a failure reported half an hour earlier is otherwise out of
+# sight. Three lines each, as the tail must say which assertion failed
+# without the rest: the error's first line; the line that ends in vitest's
+# "expected … to …" (after a multi-line message, which is often a whole
+# command's output); and the test file's line that asserted, read from the
+# stack.
 list_failed_tests() {
-  local report
+  local report header first expected location file line
   for report in "$results_dir"/*.json; do
     [[ -e "$report" ]] || continue
-    jq -r --arg suite "$(basename "$report" .json)" --arg root "$workspace/" '
+    # Fields joined by the unit separator: a tab is IFS whitespace, and read
+    # would merge an empty field into its neighbour.
+    while IFS=$'\x1f' read -r header first expected location; do
+      echo "$header"
+      echo "    ${first}"
+      if [[ -n "$expected" && "$expected" != "$first" ]]; then echo "    …${expected}"; fi
+      if [[ "$location" =~ ^(.+):([0-9]+)$ ]]; then
+        file=${BASH_REMATCH[1]} line=${BASH_REMATCH[2]}
+        echo "    at ${file#"$workspace/"}:${line}: $(sed -n "${line}{s/^[[:space:]]*//;p}" "$file" 2>/dev/null | cut -c1-200)"
+      fi
+    done < <(jq -r --arg suite "$(basename "$report" .json)" --arg root "$workspace/" '
+      def clean: gsub("[\n\u001f]"; " ");
       .testResults[] as $file | $file.assertionResults[] | select(.status == "failed")
-      | "FAILED \($suite): \($file.name | ltrimstr($root)) > \(.fullName)\n    \((.failureMessages[0] // "") | split("\n")[0] | .[0:300])"
-    ' "$report"
+      | ((.failureMessages[0] // "") | split("\n")) as $lines
+      | ([$lines | to_entries[] | select(.value | test("^\\s+at ")) | .key] | first // ($lines | length)) as $firstFrame
+      | [
+          "FAILED \($suite): \($file.name | ltrimstr($root)) > \(.fullName)",
+          ($lines[0] // "" | .[0:300] | clean),
+          (if $firstFrame > 0 then $lines[$firstFrame - 1] | .[-200:] | clean else "" end),
+          ([$lines[] | select(test("^\\s+at .*\\.test\\.ts:[0-9]+:[0-9]+")) | capture("(?<f>/[^ ():]+\\.test\\.ts):(?<l>[0-9]+)") | "\(.f):\(.l)"] | first // "")
+        ] | join("\u001f")
+    ' "$report")
   done
   if [[ -e "$results_dir/scripts.tap" ]]; then
     grep '^not ok ' "$results_dir/scripts.tap" | sed 's/^/FAILED scripts: /' || true

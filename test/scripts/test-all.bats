@@ -12,6 +12,11 @@ setup() {
   export events
   # Logs when each suite starts and ends, prints two lines a second apart, and
   # writes a JSON report with one test, failed when FAIL_SUITE names the suite.
+  # Its error is shaped as vitest's: a message of two lines, the "expected"
+  # at the end of the last, then the stack, naming a line of a test file.
+  asserting_file="$BATS_TEST_TMPDIR/asserting.test.ts"
+  printf '%s\n' "it('fails', () => {" "  expect(seen.fresh_status, context).toBe('0');" "});" >"$asserting_file"
+  export asserting_file
   cat >"$FAKE_BIN/vitest" <<'FAKE'
 #!/usr/bin/env bash
 config=$3
@@ -24,10 +29,11 @@ sleep 1
 echo "second line of $suite"
 failed=0 status=passed
 if [[ "${FAIL_SUITE:-}" == "$suite" ]]; then failed=1 status=failed; fi
-jq -n --arg suite "$suite" --arg status "$status" --argjson failed "$failed" --arg root "$PWD/" '{
+jq -n --arg suite "$suite" --arg status "$status" --argjson failed "$failed" --arg root "$PWD/" --arg at "$asserting_file" '{
   numPassedTests: (1 - $failed), numFailedTests: $failed, numPendingTests: 0, numTodoTests: 0,
   testResults: [{name: ($root + "test/" + $suite + "/one.test.ts"),
-    assertionResults: [{status: $status, fullName: ("a test of " + $suite), failureMessages: ["it broke\nat line 2"]}]}]
+    assertionResults: [{status: $status, fullName: ("a test of " + $suite), failureMessages: [
+      "AssertionError: it broke\nthe command printed this: expected \u00271\u0027 to be \u00270\u0027 // Object.is equality\n    at \($at):2:41\n    at file:///x/node_modules/vitest/run.js:1:1"]}]}]
 }' >"$report"
 echo "end $suite" >>"$events"
 exit "$failed"
@@ -50,9 +56,13 @@ FAKE
   [[ "$output" == *"<== e2e FAILED after "* ]]
   # The tally and the failed test come last, after both suites' output.
   local tail
-  tail=$(tail -4 <<<"$output")
+  tail=$(tail -6 <<<"$output")
   [[ "$tail" == *"test-all: steps 1 passed, 1 failed (e2e)"* ]]
   [[ "$tail" == *"FAILED e2e: test/e2e/one.test.ts > a test of e2e"* ]]
-  [[ "$tail" == *"it broke"* ]]
+  # Which assertion failed, from the tail alone: the error's first line, the
+  # expected value after the message, and the asserting line of the test file.
+  [[ "$tail" == *"    AssertionError: it broke"* ]]
+  [[ "$tail" == *"    …the command printed this: expected '1' to be '0' // Object.is equality"* ]]
+  [[ "$tail" == *"    at ${asserting_file}:2: expect(seen.fresh_status, context).toBe('0');"* ]]
   [[ "$(tail -1 <<<"$output")" == "1 passed, 1 failed, 0 skipped" ]]
 }
