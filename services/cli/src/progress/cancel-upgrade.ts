@@ -27,10 +27,8 @@ export function cancelOnInterrupt(
   id: string,
   target: InterruptTarget,
 ): () => void {
-  const goesOn = () => {
-    target.abandon.abort(
-      stillRunning(id, 'has switched to the new binary, so Ctrl-C no longer cancels it'),
-    );
+  const goesOn = (why = 'has switched to the new binary, so Ctrl-C no longer cancels it') => {
+    target.abandon.abort(stillRunning(id, why));
   };
   const onInterrupt = () => {
     if (target.hasSwitched()) {
@@ -41,6 +39,15 @@ export function cancelOnInterrupt(
     client.cancelOperation(id).catch((error: unknown) => {
       // Switched meanwhile: the same as a Ctrl-C after the switch.
       if (isAgentError(error, 'OPERATION_NOT_CANCELLABLE')) goesOn();
+      // The daemon that ran it is gone: it exited to restart into the new
+      // binary, with the switch event still on its way here (a loaded host
+      // delivers the Ctrl-C first), or it crashed. No daemon can cancel it
+      // now, and its next start judges it: waiting on after this Ctrl-C
+      // would ignore it, for as long as the restart takes or for good.
+      else if (isAgentError(error, 'DAEMON_UNREACHABLE'))
+        goesOn(
+          'is no longer cancellable: the daemon that ran it stopped answering, as it does to restart into the new binary after the switch',
+        );
       // Otherwise the follower reports what really happened.
       else target.note(`could not cancel AgentUpgrade ${id}: ${messageOf(error)}`);
     });
