@@ -328,8 +328,8 @@ start_daemon() { # [binary]
   # this loop asks again as soon as one answer is in, through the daemon's
   # whole start, on a machine the daemon needs (the CLI's status is tested
   # in its own files).
-  local answered=
-  for _ in $(seq 1 300); do
+  local answered= deadline=$((SECONDS + 120))
+  while [ "$SECONDS" -lt "$deadline" ]; do
     if status=$(curl -s --max-time 5 --unix-socket /run/aks-flex-node/agent.sock http://agent/v1/status 2>/dev/null); then
       answered=yes
       case "$status" in *'"gate":"open"'*) return 0 ;; esac
@@ -343,8 +343,15 @@ start_daemon() { # [binary]
   done
   echo "the daemon never answered" >&2; cat /tmp/daemon.log >&2; return 1
 }
+# Both waits allow 120 s of wall time, where 300 looks 0.1 s apart allowed
+# about 30 s. On a loaded CI host the daemon's start, and the extraction and
+# check of a 135 MB release before its exit to restart, take several times
+# what they take alone (likely what failed upgrade-exits in a CI run whose
+# tail did not say). A daemon that never answers or never exits still fails
+# the scenario, only later.
 wait_daemon_exit() {
-  for _ in $(seq 1 300); do
+  local deadline=$((SECONDS + 120))
+  while [ "$SECONDS" -lt "$deadline" ]; do
     if ! kill -0 "$daemon_pid" 2>/dev/null; then wait "$daemon_pid" 2>/dev/null || true; return 0; fi
     sleep 0.1
   done
