@@ -1,3 +1,4 @@
+import { readdir, readFile } from 'node:fs/promises';
 import {
   convergeCurrentLink,
   inspectAgentLink,
@@ -12,29 +13,34 @@ import {
 import { createApiClient, exitCodeFor, exitCodes } from '@aks-flex-node/api';
 import { hostPaths, unitNames } from '@aks-flex-node/layout';
 import { pollUntil } from '@aks-flex-node/fs';
-import { AgentError, createLogger, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
+import {
+  AgentError,
+  createLogger,
+  errnoCode,
+  isAgentError,
+  isNotFound,
+  messageOf,
+  type Logger,
+} from '@aks-flex-node/log';
 import { parseCommandArgs } from '../args.js';
 import { withLockWhenFree } from '../lock-when-free.js';
+import {
+  candidateLimits,
+  parseCpuUsage,
+  parseProcessStat,
+  processTreeCpu,
+  type ProcessCpu,
+  seconds,
+  watchVerdict,
+} from './candidate-verdict.js';
 import { ownExecutable, recoveryLayout } from '../recovery-layout.js';
 import { writeUnitsBeforeRestart } from '../units-before-restart.js';
 
-/** How long a started candidate has to judge itself healthy before the guard rolls it back. */
-export const defaultGuardDeadlineSeconds = 10;
-
 /**
- * How long a started candidate has to answer `GET /v1/status` on the agent's
- * socket (any answer), before the guard rolls it back without waiting for
- * the judgement's deadline (issue 26: a candidate that never serves or hangs
- * before it takes the socket was rolled back only after 10.9 s). A healthy
- * daemon answers 0.5-0.7 s after its exec, 1.9 s at most on the loaded
- * 2-core bench VM (docs/performance.md), and status answers before the
- * stability interval and the judgement, so 5 s is more than twice the
- * slowest start seen; with the rollback and last-good's start (about 0.9 s)
- * such a candidate is replaced within about 6.5 s of the switch. A candidate
- * that answers keeps the whole judgement deadline, which also covers the
- * 3 s stability interval.
+ * How long a started candidate has to judge itself healthy before the guard
+ * rolls it back; the other limits of the watch are in candidate-verdict.ts.
  */
-export const serveDeadlineMs = 5_000;
+export const defaultGuardDeadlineSeconds = candidateLimits.judgeMs / 1000;
 
 /** How long one probe of the socket may wait for an answer; the poll repeats it. */
 const serveProbeTimeoutMs = 500;
@@ -184,15 +190,21 @@ function watchedOperation(state: ReadUpgradeState): string | undefined {
   }
 }
 
-/** Watches until the operation is judged (undefined) or a reason to roll back appears. */
+/**
+ * Watches until the operation is judged (undefined) or a reason to roll back
+ * appears: the unit shows a crash, or the verdict (candidate-verdict.ts)
+ * finds the candidate hung, spinning or past its deadlines.
+ */
 async function watchCandidate(
   operationId: string,
-  timeoutMs: number,
+  judgeMs: number,
   layout: AgentBinaryPaths,
   host: Host,
   log: Logger,
 ): Promise<string | undefined> {
   const startedAt = host.now();
+  const limits = { ...candidateLimits, judgeMs };
+  const verdict = watchVerdict(hostPaths.socket, limits);
   let served = false;
   const { reason } = await pollUntil(
     async () => {
@@ -224,23 +236,59 @@ async function watchCandidate(
         served = await answersOnSocket();
         if (served) log.info({ operation: operationId }, 'the upgraded daemon answers');
       }
-      if (!served && host.now() - startedAt >= serveDeadlineMs) {
-        return {
-          reason: `the upgraded daemon did not answer on ${hostPaths.socket} within ${seconds(serveDeadlineMs)} of its start`,
-        };
-      }
-      return undefined;
+      const reason = verdict({
+        elapsedMs: host.now() - startedAt,
+        served,
+        // Asked only until it answers: afterwards the verdict needs no CPU figure.
+        cpuNs: served ? undefined : await agentCpuUsage(host, log),
+      });
+      return reason === undefined ? undefined : { reason };
     },
     {
-      timeoutMs,
+      // A backstop only: the verdict ends every watch before it.
+      timeoutMs: Math.max(limits.unservedLimitMs, judgeMs) + limits.judgeAfterServeMs,
       intervalMs: 250,
       clock: host,
       timedOut: () => ({
-        reason: `the upgraded daemon did not report itself healthy within ${seconds(timeoutMs)} of its start`,
+        reason: `the upgraded daemon did not report itself healthy within ${seconds(host.now() - startedAt)} of its start`,
       }),
     },
   );
   return reason;
+}
+
+/**
+ * The CPU the candidate has used so far: the agent unit's cgroup figure, or
+ * where systemd does not account it (cgroup v1, and systemd in a container
+ * without the cpu controller, as in this project's e2e hosts) that of its
+ * main process and the processes below it, from /proc. Undefined when
+ * neither can be read.
+ */
+async function agentCpuUsage(host: Host, log: Logger): Promise<bigint | undefined> {
+  try {
+    const accounted = parseCpuUsage(await host.systemctl.show(unitNames.agent, ['CPUUsageNSec']));
+    if (accounted !== undefined) return accounted;
+    const pid = await host.systemctl.mainPid(unitNames.agent);
+    return pid === 0 ? undefined : processTreeCpu(await readProcesses(), pid);
+  } catch (error) {
+    log.warn({ err: error }, 'could not read the CPU use of the agent; relying on the deadline');
+    return undefined;
+  }
+}
+
+/** Every process's parent and CPU, from /proc. */
+async function readProcesses(): Promise<ProcessCpu[]> {
+  const pids = (await readdir('/proc')).filter((name) => /^\d+$/.test(name));
+  const stats = await Promise.all(
+    pids.map((pid) =>
+      readFile(`/proc/${pid}/stat`, 'utf8').then(parseProcessStat, (error: unknown) => {
+        // Gone between the listing and the read: it is no part of the candidate's CPU any more.
+        if (isNotFound(error) || errnoCode(error) === 'ESRCH') return undefined;
+        throw error;
+      }),
+    ),
+  );
+  return stats.filter((stat) => stat !== undefined);
 }
 
 /**
@@ -258,10 +306,6 @@ async function answersOnSocket(): Promise<boolean> {
   } catch (error) {
     return !isAgentError(error, 'DAEMON_UNREACHABLE');
   }
-}
-
-function seconds(ms: number): string {
-  return `${Math.round(ms / 100) / 10}s`;
 }
 
 async function rollBack(
