@@ -1,15 +1,13 @@
-import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { exitCodes } from '@aks-flex-node/api';
 import { describeWithProduct } from './harness/describe-with-product.js';
-import type { Host, ReleaseArchive } from './harness/index.js';
+import type { Host } from './harness/index.js';
 import {
-  buildSecondRelease,
   copyReleaseIn,
-  createReleaseDir,
   formatCommandResult,
   runAgentUpgrade,
   runOrThrow,
+  useSecondRelease,
   waitForUnitState,
   withHost,
 } from './harness/index.js';
@@ -34,15 +32,7 @@ async function shell(host: Host, script: string): Promise<string> {
 }
 
 describeWithProduct('product: a legacy host taken over, then moved', () => {
-  let releaseDir: string | undefined;
-  let release: ReleaseArchive;
-  beforeAll(async () => {
-    releaseDir = await createReleaseDir();
-    release = await buildSecondRelease(secondVersion, releaseDir);
-  }, 300_000);
-  afterAll(async () => {
-    if (releaseDir !== undefined) await rm(releaseDir, { recursive: true, force: true });
-  });
+  const secondRelease = useSecondRelease(secondVersion);
 
   it('linked after this build is switched in; moved by the next AgentUpgrade; still there after a reboot', async () => {
     await withHost(
@@ -64,6 +54,7 @@ describeWithProduct('product: a legacy host taken over, then moved', () => {
         expect(await shell(host, 'readlink /opt/unbounded/agent')).toBe('/usr/local');
 
         // The AgentUpgrade that pushes the earlier release out of last-good.
+        const release = secondRelease();
         const url = await copyReleaseIn(host, release);
         const upgrade = await runAgentUpgrade(host, url, release.sha256);
         expect(

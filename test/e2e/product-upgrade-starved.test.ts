@@ -1,12 +1,8 @@
-import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { exitCodes, statusResponseSchema } from '@aks-flex-node/api';
 import { describeWithProduct } from './harness/describe-with-product.js';
-import type { ReleaseArchive } from './harness/index.js';
 import {
-  buildSecondRelease,
   copyReleaseIn,
-  createReleaseDir,
   formatCommandResult,
   installProduct,
   productPaths,
@@ -14,6 +10,7 @@ import {
   readJournal,
   readProductStatus,
   runAgentUpgrade,
+  useSecondRelease,
   waitForServingDaemon,
   waitForUnitState,
   withHost,
@@ -72,21 +69,14 @@ function guardLogTime(journal: string, msg: string): number {
 }
 
 describeWithProduct('product: AgentUpgrade to a healthy candidate starved of CPU', () => {
-  let releaseDir: string | undefined;
-  let second: ReleaseArchive;
-  beforeAll(async () => {
-    releaseDir = await createReleaseDir();
-    second = await buildSecondRelease(secondVersion, releaseDir);
-  }, 300_000);
-  afterAll(async () => {
-    if (releaseDir !== undefined) await rm(releaseDir, { recursive: true, force: true });
-  });
+  const secondRelease = useSecondRelease(secondVersion);
 
   it('answers later than the guard deadline to answer, keeps using CPU, and is kept, not rolled back', async () => {
     await withHost({ name: 'upgrade-starved' }, async (host) => {
       await installProduct(host);
       await waitForUnitState(host, productUnits.agent, 'active');
       const before = statusResponseSchema.parse(await readProductStatus(host));
+      const second = secondRelease();
       const url = await copyReleaseIn(host, second);
       const [upgrade, candidate, starved] = await Promise.all([
         runAgentUpgrade(host, url, second.sha256),

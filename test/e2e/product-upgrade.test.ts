@@ -1,18 +1,15 @@
-import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { exitCodes } from '@aks-flex-node/api';
 import { describeWithProduct } from './harness/describe-with-product.js';
-import type { ReleaseArchive } from './harness/index.js';
 import {
-  buildSecondRelease,
   copyReleaseIn,
-  createReleaseDir,
   formatCommandResult,
   installProduct,
   productPaths,
   productUnits,
   readJournal,
   runAgentUpgrade,
+  useSecondRelease,
   waitForUnitState,
   withHost,
 } from './harness/index.js';
@@ -25,15 +22,7 @@ const secondVersion = '0.2.0-e2e';
 const upgraded = { current: productPaths.greenSlot, lastGood: productPaths.blueSlot };
 
 describeWithProduct('product: AgentUpgrade to a second build', () => {
-  let releaseDir: string | undefined;
-  let release: ReleaseArchive;
-  beforeAll(async () => {
-    releaseDir = await createReleaseDir();
-    release = await buildSecondRelease(secondVersion, releaseDir);
-  }, 300_000);
-  afterAll(async () => {
-    if (releaseDir !== undefined) await rm(releaseDir, { recursive: true, force: true });
-  });
+  const secondRelease = useSecondRelease(secondVersion);
 
   it.each(['plain', 'acl'] as const)(
     'U2 %s host: the agent upgrades to the second build and still runs it after a reboot (U7)',
@@ -41,6 +30,7 @@ describeWithProduct('product: AgentUpgrade to a second build', () => {
       await withHost({ variant, name: 'upgrade' }, async (host) => {
         await installProduct(host);
         await waitForUnitState(host, productUnits.agent, 'active');
+        const release = secondRelease();
         const url = await copyReleaseIn(host, release);
 
         const upgrade = await runAgentUpgrade(host, url, release.sha256);

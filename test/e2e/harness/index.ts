@@ -63,6 +63,7 @@ export {
   releaseMember,
 } from './release-archive.js';
 export type { ReleaseArchive } from './release-archive.js';
+export { useSecondRelease } from './second-release-suite.js';
 export { runOrThrow } from './run-or-throw.js';
 export {
   copyScriptsIn,
