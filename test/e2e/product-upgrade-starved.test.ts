@@ -21,11 +21,11 @@ import { expectServingFrom, expectUpgradeSettled, secondsSince } from './upgrade
 // busy CI host) can take longer than the 5 s the guard gives a candidate to
 // answer. The guard must tell it from one that hangs: it keeps using CPU,
 // so it is waited for, and the upgrade succeeds. Here the candidate is
-// starved from outside until the guard has watched it past its 5 s:
-// stopped and continued, running 15 ms in each half second or so (a CPU quota would be simpler, but systemd in
-// these containers has no cpu controller). The test checks, from the
-// guard's own journal, that the answer came more than 5 s after the guard
-// began to watch, or it would show nothing.
+// starved from outside until the guard has watched it past its 5 s: stopped
+// and continued, running 15 ms in each half second or so (a CPU quota would
+// be simpler, but systemd in these containers has no cpu controller). The
+// test checks, from the guard's own journal, that the answer came more than
+// 5 s after the guard began to watch, or it would show nothing.
 const secondVersion = '0.2.0-e2e';
 
 /**

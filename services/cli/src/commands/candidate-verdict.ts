@@ -52,7 +52,7 @@ export interface CandidateLook {
   readonly elapsedMs: number;
   /** It has answered on the socket, at this look or an earlier one. */
   readonly served: boolean;
-  /** The CPU the candidate has used (the agent unit's, or its main process's); undefined when unknown. */
+  /** The CPU the candidate has used (the agent unit's, or its process tree's); undefined when unknown. */
   readonly cpuNs: bigint | undefined;
 }
 
@@ -60,7 +60,7 @@ export interface CandidateLook {
 export type CandidateVerdict = (look: CandidateLook) => string | undefined;
 
 /**
- * A verdict for one watch: it remembers when the unit last used CPU and
+ * A verdict for one watch: it remembers when the candidate last used CPU and
  * when the candidate first answered, so each look is judged on the history.
  */
 export function watchVerdict(
@@ -142,7 +142,9 @@ export function processTreeCpu(processes: readonly ProcessCpu[], root: number): 
   if (!processes.some((process) => process.pid === root)) return undefined;
   const children = new Map<number, ProcessCpu[]>();
   for (const process of processes) {
-    children.set(process.ppid, [...(children.get(process.ppid) ?? []), process]);
+    const siblings = children.get(process.ppid);
+    if (siblings === undefined) children.set(process.ppid, [process]);
+    else siblings.push(process);
   }
   let total = 0n;
   const pending = processes.filter((process) => process.pid === root);
