@@ -21,17 +21,28 @@ import { expectServingFrom, expectUpgradeSettled, secondsSince } from './upgrade
 // busy CI host) can take longer than the 5 s the guard gives a candidate to
 // answer. The guard must tell it from one that hangs: it keeps using CPU,
 // so it is waited for, and the upgrade succeeds. Here the candidate is
-// starved from outside until the guard has watched it past its 5 s: stopped
-// and continued, running 15 ms in each half second or so (a CPU quota would
-// be simpler, but systemd in these containers has no cpu controller). The
-// test checks, from the guard's own journal, that the answer came more than
-// 5 s after the guard began to watch, or it would show nothing.
+// starved from outside until the guard has watched it past its 5 s: kept
+// stopped, and continued about every 0.7 s for one clock tick (10 ms) of
+// CPU (a CPU quota would be simpler, but systemd in these containers has no
+// cpu controller). The test checks, from the guard's own journal, that the
+// answer came more than 5 s after the guard began to watch, or it would
+// show nothing.
 const secondVersion = '0.2.0-e2e';
+
+/** A literal `$` before a brace, which a template literal would take for a substitution. */
+const D = '$';
 
 /**
  * Starves the agent unit's next main process (not OLD_PID) until the guard
  * has watched it for 6.5 s, past its 5 s, whatever the load on the machine
  * running the test (30 s at most). Prints the starved pid.
+ *
+ * Each slice is measured in the candidate's own CPU, not in wall time: a
+ * slice timed with `sleep` and `date` lasted as long as their forks took,
+ * and on a loaded CI host that let the candidate start in 4.6 s. Between
+ * continue and stop only builtins run (the clock is EPOCHREALTIME, the wait
+ * a read that times out), and the slice ends once /proc shows its CPU grew,
+ * so the guard sees CPU used in every 2 s while the start crawls.
  */
 const starveScript = String.raw`
 set -euo pipefail
@@ -43,20 +54,47 @@ while :; do
   if [ "$SECONDS" -ge "$deadline" ]; then echo "no new main process" >&2; exit 3; fi
   sleep 0.01
 done
-now_ms() { date +%s%3N; }
+# A wait without a fork: read times out on a pipe nobody writes.
+exec {never}<> <(:)
+pause() { read -r -t "$1" -u "$never" _ || true; }
+now_ms() { now=$((${D}{EPOCHREALTIME/./} / 1000)); }
+# The candidate's CPU in clock ticks (utime + stime, fields 14 and 15).
+cpu_ticks() {
+  local stat fields
+  read -r stat <"/proc/$pid/stat" || return 1
+  read -r -a fields <<<"${D}{stat##*) }"
+  ticks=$((fields[11] + fields[12]))
+}
 # Never leave it stopped, however this script ends.
 trap 'kill -CONT "$pid" 2>/dev/null || true' EXIT
-ends=$(($(now_ms) + 30000))
-while [ "$(now_ms)" -lt "$ends" ]; do
+now_ms
+ends=$((now + 30000))
+watched=
+slices=0
+while now_ms && [ "$now" -lt "$ends" ]; do
   kill -STOP "$pid" 2>/dev/null || break
   # Not yet watching is no error: the guard may not have logged it yet.
-  watched=$(journalctl -q -o cat -u aks-flex-node-upgrade-guard.service |
-    sed -n '/"msg":"watching the upgraded daemon"/{s/.*"time":\([0-9]*\).*/\1/p;q}' || true)
-  if [ -n "$watched" ] && [ "$(now_ms)" -gt $((watched + 6500)) ]; then break; fi
-  sleep 0.5
+  if [ -z "$watched" ]; then
+    watched=$(journalctl -q -o cat -u aks-flex-node-upgrade-guard.service |
+      sed -n '/"msg":"watching the upgraded daemon"/{s/.*"time":\([0-9]*\).*/\1/p;q}' || true)
+    # Only a number is a time: anything else is looked for again.
+    case "$watched" in *[!0-9]*) watched= ;; esac
+  fi
+  now_ms
+  if [ -n "$watched" ] && [ "$now" -gt $((watched + 6500)) ]; then break; fi
+  pause 0.7
+  cpu_ticks || break
+  before=$ticks
   kill -CONT "$pid" 2>/dev/null || break
-  sleep 0.015
+  now_ms
+  slice_ends=$((now + 1000))
+  while cpu_ticks && [ "$ticks" -eq "$before" ] && now_ms && [ "$now" -lt "$slice_ends" ]; do
+    pause 0.002
+  done
+  slices=$((slices + 1))
 done
+cpu_ticks || true
+echo "starved pid $pid in $slices slices; it had used $ticks ticks of CPU when let go" >&2
 echo "$pid"
 `;
 
@@ -92,6 +130,7 @@ describeWithProduct('product: AgentUpgrade to a healthy candidate starved of CPU
       ]);
       const seconds = secondsSince(upgrade.operation.switchedAt, candidate.answeredAtMs);
       console.log(`starved candidate: first answer ${seconds.toFixed(1)} s after the switch`);
+      console.log(starved.stderr.trim());
       expect(starved.exitCode, formatCommandResult('starve', starved)).toBe(0);
       expect(candidate.status.daemon.pid, 'the process starved is the one that answered').toBe(
         Number(starved.stdout.trim()),
