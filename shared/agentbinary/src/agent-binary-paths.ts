@@ -50,3 +50,39 @@ export function agentBinaryPathsUnder(
     machinesDir,
   };
 }
+
+/**
+ * The slot the next upgrade writes: always the one `current` does not
+ * resolve to, so the running binary is never overwritten in place.
+ */
+export function candidateSlotFor(paths: AgentBinaryPaths, resolvedCurrent: string): string {
+  return resolvedCurrent === paths.blue ? paths.green : paths.blue;
+}
+
+/** Whether a path is exactly one of the two slots (look-alike names do not count). */
+export function isSlot(paths: AgentBinaryPaths, candidate: string | undefined): boolean {
+  return candidate === paths.blue || candidate === paths.green;
+}
+
+/**
+ * The names upgrades and activations give their temporary files. Only these
+ * are ever swept: a slot, a link or an operator's file never matches them.
+ */
+export const temporaryNames = {
+  /** A candidate staged beside its slot before the rename (stageAndSwitch). */
+  stagedCandidatePrefix: '.aks-flex-node-candidate-',
+  /** The archive library's partial member beside the slot (extractExactMember). */
+  extractionTempPrefix: '.agent-upgrade-',
+  /** A downloaded archive in the daemon's downloads directory (downloadArchive). */
+  downloadedArchive: /^agent-upgrade-[0-9a-f]+\.tar\.gz$/,
+  /** The CLI's private copy of a `--candidate` binary, a directory in the state directory. */
+  activationSnapshot: /^host-agent-activation-[A-Za-z0-9]+$/,
+} as const;
+
+/** Whether a name in the slot directory is an upgrade's temporary file. */
+export function isTemporarySlotName(name: string): boolean {
+  return (
+    name.startsWith(temporaryNames.stagedCandidatePrefix) ||
+    name.startsWith(temporaryNames.extractionTempPrefix)
+  );
+}

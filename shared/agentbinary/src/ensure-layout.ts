@@ -1,10 +1,9 @@
 import { stat } from 'node:fs/promises';
 import { installFile, makeIoError, replaceSymlinkAtomic } from '@aks-flex-node/fs';
 import { AgentError, errnoCode, type Logger } from '@aks-flex-node/log';
-import type { AgentBinaryPaths } from './agent-binary-paths.js';
+import { candidateSlotFor, type AgentBinaryPaths } from './agent-binary-paths.js';
 import { describeAgentLink, inspectAgentLink } from './agent-link.js';
 import { isLinkTo, resolveIfPresent } from './resolve-link.js';
-import { candidateSlotFor } from './upgrade/candidate-slot.js';
 
 /** What {@link ensureAgentBinaryLayout} found and did. */
 export interface LayoutResult {

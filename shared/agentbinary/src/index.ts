@@ -44,13 +44,12 @@ export { describeAgentLink, inspectAgentLink } from './agent-link.js';
 export type { AgentLinkState } from './agent-link.js';
 export { convergeCurrentLink } from './upgrade/converge-current.js';
 export type { CurrentConvergence } from './upgrade/converge-current.js';
-export { candidateSlotFor } from './upgrade/candidate-slot.js';
+export { candidateSlotFor } from './agent-binary-paths.js';
 export { checkUpgradeSpace, planUpgradeWrites } from './upgrade/check-upgrade-space.js';
 export type { SpaceStep, UpgradeSpaceInput } from './upgrade/check-upgrade-space.js';
 export { inspectCandidate } from './upgrade/inspect-candidate.js';
 export { guardLegacySeed } from './upgrade/legacy-seed-guard.js';
-export { refuseUnfinishedMove } from './activation/refuse-unfinished-move.js';
-export { daemonInstanceId } from './upgrade/instance-id.js';
+export { daemonInstanceId } from './signal/upgrade-signal-file.js';
 export { judgeStartedUpgrade } from './upgrade/judge-started-upgrade.js';
 export type { JudgeOutcome } from './upgrade/judge-started-upgrade.js';
 export { resultFrom as upgradeResultFromSignal } from './upgrade/judge-started-upgrade.js';
@@ -62,7 +61,7 @@ export {
 export type { OperationRecords } from './upgrade/operation-records.js';
 export { recoverAgentUpgrade } from './upgrade/recover-agent-upgrade.js';
 export type { MachineCopyFailure, RollbackResult } from './upgrade/rollback-files.js';
-export { refusePendingUpgrade } from './upgrade/refuse-pending-upgrade.js';
+export { refusePendingUpgrade } from './upgrade/upgrade-state.js';
 export {
   mayHaveSwitched,
   readUpgradeState,

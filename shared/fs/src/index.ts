@@ -38,3 +38,4 @@ export { syncDirectory } from './sync-directory.js';
 export { syncFilesystem } from './sync-filesystem.js';
 export { targetOfTemporary, temporaryPathFor } from './temporary-name.js';
 export { writeFileAtomic } from './write-file-atomic.js';
+export { repairForWrite } from './write-repair.js';

@@ -9,6 +9,7 @@ export { checkInstallDir, checkMoveTarget } from './check-install-dir.js';
 export type { PreflightCheck } from './check-install-dir.js';
 export { plannedHostRoot } from './planned-host-root.js';
 export { prepareHostRoot } from './prepare-host-root.js';
+export { refuseUnfinishedMove } from './refuse-unfinished-move.js';
 export { removeHostRoot } from './remove-host-root.js';
 export { removeLegacySeed } from './remove-legacy-seed.js';
 export type { SeedRemoval } from './remove-legacy-seed.js';

@@ -4,12 +4,11 @@ import {
   candidateSlotFor,
   checkUpgradeSpace,
   guardLegacySeed,
-  refuseUnfinishedMove,
   resolveIfPresent,
   type AgentBinaryPaths,
 } from '@aks-flex-node/agentbinary';
 import { makeIoError } from '@aks-flex-node/fs';
-import { resolveHostRoot } from '@aks-flex-node/hostroot';
+import { refuseUnfinishedMove, resolveHostRoot } from '@aks-flex-node/hostroot';
 import type { HostPaths } from '@aks-flex-node/layout';
 import { AgentError, type Logger } from '@aks-flex-node/log';
 import type { UpgradeSource } from './upgrade-source.js';

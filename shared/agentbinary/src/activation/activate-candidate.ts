@@ -1,5 +1,5 @@
 import type { ActivationResult } from '@aks-flex-node/api';
-import { migrateHostRoot, resolveHostRoot } from '@aks-flex-node/hostroot';
+import { migrateHostRoot, refuseUnfinishedMove, resolveHostRoot } from '@aks-flex-node/hostroot';
 import { hostRootMarkers, type HostPaths } from '@aks-flex-node/layout';
 import {
   holdSingleInstance,
@@ -13,7 +13,6 @@ import { guardLegacySeed } from '../upgrade/legacy-seed-guard.js';
 import { activateInLayout } from './activate-in-layout.js';
 import { createFileInspector } from './activation-inspector.js';
 import { createFlexActivationService } from './flex-activation-service.js';
-import { refuseUnfinishedMove } from './refuse-unfinished-move.js';
 import type { ServiceHost } from './service-host.js';
 
 /** What {@link activateCandidate} needs. */

@@ -1,5 +1,5 @@
 import type { ActivationPlan } from '@aks-flex-node/api';
-import { plannedHostRoot } from '@aks-flex-node/hostroot';
+import { plannedHostRoot, refuseUnfinishedMove } from '@aks-flex-node/hostroot';
 import { hostRootMarkers, type HostPaths } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
 import { agentBinaryPathsUnder } from '../agent-binary-paths.js';
@@ -8,7 +8,6 @@ import { hostCandidateTrust, type CandidateTrust } from './candidate-trust.js';
 import { createFlexActivationService } from './flex-activation-service.js';
 import { openTrustedCandidate } from './open-trusted-candidate.js';
 import { planActivation } from './plan-activation.js';
-import { refuseUnfinishedMove } from './refuse-unfinished-move.js';
 import type { ServiceHost } from './service-host.js';
 
 /** What {@link preflightCandidate} needs. */

@@ -1,10 +1,10 @@
 import { copyFile, mkdir, readFile, readlink, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { repairForWrite } from '@aks-flex-node/fs';
 import { judgeStartedUpgrade } from '../upgrade/judge-started-upgrade.js';
 import { stageAndSwitch } from '../upgrade/stage-and-switch.js';
 import { rollbackUpgradeFiles } from '../upgrade/rollback-files.js';
-import { repairForWrite } from '../upgrade/write-repair.js';
 import {
   fakeJudgeHost,
   fakeStageHost,

@@ -1,8 +1,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { fileSha256, installFile } from '@aks-flex-node/fs';
+import { fileSha256, installFile, repairForWrite } from '@aks-flex-node/fs';
 import { AgentError, errnoCode, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
-import { repairForWrite } from '../upgrade/write-repair.js';
 
 /** The nspawn machines a Go release runs the node in; the signal names the active one. */
 export const nspawnMachines = ['kube1', 'kube2'] as const;

@@ -3,9 +3,8 @@ import type { UpgradeSignal } from '@aks-flex-node/api';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
 import { corruptStampOf, linkAside, removeOwned, syncDirectory } from '@aks-flex-node/fs';
 import type { Logger } from '@aks-flex-node/log';
-import type { AgentBinaryPaths } from '../agent-binary-paths.js';
+import { isSlot, type AgentBinaryPaths } from '../agent-binary-paths.js';
 import { inspectAgentLink } from '../agent-link.js';
-import { isSlot } from '../upgrade/candidate-slot.js';
 import { readUpgradeSignalState, writeUpgradeSignal } from './upgrade-signal-file.js';
 
 /** What setting a corrupt signal aside did, for the log and `status`. */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { upgradeSignalSchema, type UpgradeSignal } from '@aks-flex-node/api';
@@ -114,3 +115,10 @@ function withoutEmptyFields(signal: UpgradeSignal): UpgradeSignal {
   );
   return Object.fromEntries(entries) as UpgradeSignal;
 }
+
+/**
+ * This process's daemon instance id: 16 random bytes in hex, new for every
+ * process. The daemon that writes a signal must not judge it; the restarted
+ * one, with another id, does.
+ */
+export const daemonInstanceId: string = randomBytes(16).toString('hex');

@@ -3,9 +3,8 @@ import path from 'node:path';
 import { makeIoError } from '@aks-flex-node/fs';
 import { nspawnLifecycleFile } from '@aks-flex-node/layout';
 import { AgentError, isNotFound } from '@aks-flex-node/log';
-import type { AgentBinaryPaths } from '../agent-binary-paths.js';
+import { candidateSlotFor, type AgentBinaryPaths } from '../agent-binary-paths.js';
 import { resolveIfPresent } from '../resolve-link.js';
-import { candidateSlotFor } from './candidate-slot.js';
 
 /**
  * One write or removal an upgrade makes, in the order it makes them:

@@ -1,15 +1,14 @@
 import type { Operation, UpgradeSignal } from '@aks-flex-node/api';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
+import { repairForWrite } from '@aks-flex-node/fs';
 import { AgentError, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
-import type { AgentBinaryPaths } from '../agent-binary-paths.js';
+import { isSlot, type AgentBinaryPaths } from '../agent-binary-paths.js';
 import { resolveIfPresent } from '../resolve-link.js';
 import { isNspawnMachine, nspawnCopyMatches, nspawnCopyPath } from '../nspawn/nspawn-copy.js';
 import { describeSetAside } from '../signal/settle-corrupt-signal.js';
 import { clearUpgradeSignal, writeUpgradeSignal } from '../signal/upgrade-signal-file.js';
-import { isSlot } from './candidate-slot.js';
 import { rollbackUpgradeFiles, type RollbackResult } from './rollback-files.js';
 import { settleUpgradeState, upgradeStateOf, type UpgradeState } from './upgrade-state.js';
-import { repairForWrite } from './write-repair.js';
 
 /** What {@link judgeStartedUpgrade} needs. */
 export interface JudgeOptions {

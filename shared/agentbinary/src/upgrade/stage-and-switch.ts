@@ -7,21 +7,24 @@ import { replaceSymlinkAtomic, syncDirectory } from '@aks-flex-node/fs';
 import type { HostRootPaths } from '@aks-flex-node/hostroot';
 import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { Host } from '../host.js';
-import type { AgentBinaryPaths } from '../agent-binary-paths.js';
+import {
+  candidateSlotFor,
+  isTemporarySlotName,
+  temporaryNames,
+  type AgentBinaryPaths,
+} from '../agent-binary-paths.js';
 import { ensureAgentBinaryLayout } from '../ensure-layout.js';
 import { resolveIfPresent } from '../resolve-link.js';
 import {
   clearUpgradeSignal,
+  daemonInstanceId,
   readUpgradeSignal,
   updateUpgradeSignal,
   writeUpgradeSignal,
 } from '../signal/upgrade-signal-file.js';
 import { findActiveMachine, isNspawnMachine, syncNspawnCopy } from '../nspawn/nspawn-copy.js';
-import { candidateSlotFor } from './candidate-slot.js';
 import { inspectCandidate } from './inspect-candidate.js';
-import { daemonInstanceId } from './instance-id.js';
 import { rollbackUpgradeFiles } from './rollback-files.js';
-import { isTemporarySlotName, temporaryNames } from './temporary-names.js';
 
 // Candidates staged beside their slot, and the archive library's partial
 // members: one left by a crash is removed by the next upgrade (and at start).

@@ -1,7 +1,7 @@
 import { lstat, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { isNotFound, type Logger } from '@aks-flex-node/log';
-import { isTemporarySlotName, temporaryNames } from './temporary-names.js';
+import { isTemporarySlotName, temporaryNames } from '../agent-binary-paths.js';
 
 /** Where {@link sweepUpgradeLeftovers} looks. */
 export interface LeftoverPlaces {
@@ -25,7 +25,7 @@ export const snapshotGraceMs = 15 * 60 * 1000;
  * abandoned CLI snapshots. Repeated crashes would otherwise fill the disk.
  * Runs at daemon start, under the single-instance guard and before the API
  * is served, so no upgrade of this host is using them. Matches names only
- * (see temporary-names.ts); slots and links are never touched. A file that
+ * (see `temporaryNames` in agent-binary-paths.ts); slots and links are never touched. A file that
  * cannot be removed is logged and left, as the daemon can still serve.
  * Returns the paths removed.
  */

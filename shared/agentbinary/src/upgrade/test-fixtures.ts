@@ -23,7 +23,7 @@ import { expect, onTestFinished } from 'vitest';
 import { agentBinaryPathsUnder, type AgentBinaryPaths } from '../agent-binary-paths.js';
 import { readUpgradeSignal, writeUpgradeSignal } from '../signal/upgrade-signal-file.js';
 import type { JudgeOptions } from './judge-started-upgrade.js';
-import { refusePendingUpgrade } from './refuse-pending-upgrade.js';
+import { refusePendingUpgrade } from './upgrade-state.js';
 import { stageAndSwitch, type StageOptions, type StageResult } from './stage-and-switch.js';
 
 export const log = createSilentLogger();

@@ -1,9 +1,9 @@
 import type { UpgradeSignal } from '@aks-flex-node/api';
-import type { AgentBinaryPaths } from '../agent-binary-paths.js';
+import { AgentError } from '@aks-flex-node/log';
+import { isSlot, type AgentBinaryPaths } from '../agent-binary-paths.js';
 import { resolveIfPresent } from '../resolve-link.js';
 import { readSettledSignal, type SettleOptions } from '../signal/settle-corrupt-signal.js';
-import { readUpgradeSignalState } from '../signal/upgrade-signal-file.js';
-import { isSlot } from './candidate-slot.js';
+import { readUpgradeSignal, readUpgradeSignalState } from '../signal/upgrade-signal-file.js';
 
 /**
  * Where an AgentUpgrade stands, decided once from the signal and the
@@ -152,4 +152,23 @@ export function mayHaveSwitched(state: UpgradeState): boolean {
       throw new Error(`unknown upgrade state ${JSON.stringify(unknown)}`);
     }
   }
+}
+
+/**
+ * Refuses a new AgentUpgrade while the signal records one that has not been
+ * judged. The caller holds the activation lock and keeps it until the new
+ * upgrade has written its own signal, so no other upgrade can slip in between
+ * the check and the write. Throws ACTIVATION_IN_PROGRESS.
+ */
+export async function refusePendingUpgrade(signalFile: string): Promise<void> {
+  const pending = await readUpgradeSignal(signalFile);
+  if (pending === undefined) return;
+  throw new AgentError(
+    'ACTIVATION_IN_PROGRESS',
+    `an AgentUpgrade is already pending (${pending.operationName}); ${signalFile} records it`,
+    {
+      path: signalFile,
+      hint: 'wait for it to finish (see `aks-flex-node status`), then try again',
+    },
+  );
 }

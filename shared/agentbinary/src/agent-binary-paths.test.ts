@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { agentBinaryPathsUnder } from '../agent-binary-paths.js';
-import { candidateSlotFor, isSlot } from './candidate-slot.js';
+import { agentBinaryPathsUnder } from './agent-binary-paths.js';
+import { candidateSlotFor, isSlot } from './agent-binary-paths.js';
 
 const paths = agentBinaryPathsUnder('/opt/unbounded/agent');
 const lookAlike = path.join(paths.slotDir, 'aks-flex-node-blue-old');

@@ -1,4 +1,5 @@
-import { hostRootState, type HostRootPaths } from '@aks-flex-node/hostroot';
+import type { HostRootPaths } from './host-root-paths.js';
+import { hostRootState } from './host-root-state.js';
 import { AgentError } from '@aks-flex-node/log';
 
 /**
