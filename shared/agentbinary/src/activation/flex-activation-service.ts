@@ -37,7 +37,7 @@ export function createFlexActivationService(
   const assets = () => serviceAssetsForHost(paths, options.binaryPaths);
   return {
     preflight: async () => {
-      await refusePendingUpgrade(paths.signalFile);
+      await refuseActivationDuringUpgrade(paths.signalFile);
       if (!(await exists(path.join(paths.unitDir, unit)))) {
         return { installed: false, wasActive: false, updateRequired: false };
       }
@@ -117,7 +117,7 @@ function isActive(unit: string, state: { loadState: string; activeState: string 
  * daemon judging it; activating then would race the recovery that may still
  * roll `current` back.
  */
-async function refusePendingUpgrade(signalFile: string): Promise<void> {
+async function refuseActivationDuringUpgrade(signalFile: string): Promise<void> {
   if (!(await exists(signalFile))) return;
   throw new AgentError(
     'ACTIVATION_IN_PROGRESS',
