@@ -1,6 +1,6 @@
+import { AgentError } from '@aks-flex-node/log';
 import type { HostRootPaths } from './host-root-paths.js';
 import { hostRootState } from './host-root-state.js';
-import { AgentError } from '@aks-flex-node/log';
 
 /**
  * A direct activation waits for an unfinished host-root move: the files

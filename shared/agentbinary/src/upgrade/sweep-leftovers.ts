@@ -25,8 +25,9 @@ export const snapshotGraceMs = 15 * 60 * 1000;
  * abandoned CLI snapshots. Repeated crashes would otherwise fill the disk.
  * Runs at daemon start, under the single-instance guard and before the API
  * is served, so no upgrade of this host is using them. Matches names only
- * (see `temporaryNames` in agent-binary-paths.ts); slots and links are never touched. A file that
- * cannot be removed is logged and left, as the daemon can still serve.
+ * (see `temporaryNames` in agent-binary-paths.ts); slots and links are
+ * never touched. A file that cannot be removed is logged and left, as the
+ * daemon can still serve.
  * Returns the paths removed.
  */
 export async function sweepUpgradeLeftovers(
