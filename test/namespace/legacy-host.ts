@@ -31,10 +31,10 @@ run_daemon_until_exit_or_gate() { # prefix binary -> prints <prefix>_exited=<cod
   pid=$!
   for _ in $(seq 1 300); do
     if ! kill -0 "$pid" 2>/dev/null; then set +e; wait "$pid"; code=$?; set -e; echo "$prefix"_exited=$code; return 0; fi
-    if curl -s --unix-socket /run/aks-flex-node/agent.sock http://agent/v1/status 2>/dev/null | grep -q '"gate":"open"'; then
+    if gate_open; then
       echo "$prefix"_gate=open; return 0
     fi
-    sleep 0.1
+    nap 0.1
   done
   echo "neither exited nor opened" >&2; cat /tmp/daemon.log >&2; return 1
 }

@@ -29,6 +29,14 @@ export function namespaceUnavailable(): string | undefined {
     return `unshare -m -n does not work here: ${probe.stderr.toString().trim()}`;
   }
   if (!existsSync(binary)) throw new Error(`${binary} is missing; run \`pnpm build\` first`);
+  // The scenarios' polls ask the daemon with OpenBSD netcat's -U (agent_get
+  // in the prelude); a missing one is a broken setup, not a reason to skip.
+  const netcat = spawnSync('nc', ['-h'], { encoding: 'utf8' });
+  if (netcat.error !== undefined || !netcat.stderr.includes('-U')) {
+    throw new Error(
+      'nc with -U (Debian package netcat-openbsd) is missing; `./run test` installs it',
+    );
+  }
   return undefined;
 }
 
@@ -135,14 +143,35 @@ real_node() { # [ROOT]
   echo 'cHVibGljLWtleS1vZi10aGUtbm9kZQ==' > /etc/wireguard/server.pub
   chmod 0600 /etc/wireguard/server.priv /etc/wireguard/server.pub
 }
+# Polls that cost what a poll must, and no more. The waits below run through
+# every daemon start of every crash trial, four suite files at once on two
+# cores, and in a CI run the polling shell (curl, grep and sleep, each a fork
+# and exec ten times a second) took about a fifth of the CPU: on this VM one
+# curl costs 25-32 ms of CPU, an nc asking the same 4, and a sleep 5 where
+# a read that times out costs none. The daemon's answers are still HTTP from
+# its socket: nc sends the request, bash matches the answer.
+exec {nap_fd}<> <(:)
+nap() { # SECONDS: a pause without a fork (a read of a pipe nobody writes, timing out)
+  read -r -t "$1" -u "$nap_fd" _ || true
+}
+agent_get() { # PATH: the daemon's answer (status line, headers, body); fails when none answers
+  local answer
+  answer=$(nc -U -w 10 /run/aks-flex-node/agent.sock <<<"GET $1 HTTP/1.0"$'\r\nHost: agent\r\n\r' 2>/dev/null) || return 1
+  [[ $answer == HTTP/* ]] || return 1
+  printf '%s\n' "$answer"
+}
+gate_open() { # whether a daemon answers with its startup gate open
+  local answer
+  answer=$(agent_get /v1/status) && [[ $answer == *'"gate":"open"'* ]]
+}
 wait_for_socket() {
-  for _ in $(seq 1 100); do [ -S /run/aks-flex-node/agent.sock ] && return 0; sleep 0.1; done
+  for _ in $(seq 1 100); do [ -S /run/aks-flex-node/agent.sock ] && return 0; nap 0.1; done
   echo "the daemon's socket never appeared" >&2; return 1
 }
 wait_for_gate() { # until the daemon takes changes (its startup gate is open)
   for _ in $(seq 1 300); do
-    curl -s --unix-socket /run/aks-flex-node/agent.sock http://agent/v1/status 2>/dev/null | grep -q '"gate":"open"' && return 0
-    sleep 0.1
+    gate_open && return 0
+    nap 0.1
   done
   echo "the daemon's startup gate never opened" >&2; return 1
 }
@@ -323,14 +352,14 @@ start_daemon() { # [binary]
   # Answering is not enough: changes are refused until the startup gate opens
   # (after the stability interval, the judgement and the move).
   # A daemon that answered and then exited to restart (a rollback it judged) is fine too.
-  # Asked with curl, as run_daemon_until_exit_or_gate does, not "$BINARY"
-  # status: each start of the 135 MB executable costs about 0.2 s of CPU, and
-  # this loop asks again as soon as one answer is in, through the daemon's
-  # whole start, on a machine the daemon needs (the CLI's status is tested
-  # in its own files).
+  # Asked on the socket (agent_get), as run_daemon_until_exit_or_gate does,
+  # not with "$BINARY" status: each start of the 135 MB executable costs
+  # about 0.2 s of CPU, and this loop asks again as soon as one answer is in,
+  # through the daemon's whole start, on a machine the daemon needs (the
+  # CLI's status is tested in its own files).
   local answered= deadline=$((SECONDS + 120))
   while [ "$SECONDS" -lt "$deadline" ]; do
-    if status=$(curl -s --max-time 5 --unix-socket /run/aks-flex-node/agent.sock http://agent/v1/status 2>/dev/null); then
+    if status=$(agent_get /v1/status); then
       answered=yes
       case "$status" in *'"gate":"open"'*) return 0 ;; esac
     fi
@@ -339,7 +368,7 @@ start_daemon() { # [binary]
       [ -n "$answered" ] && return 0
       break
     fi
-    sleep 0.1
+    nap 0.1
   done
   echo "the daemon never answered" >&2; cat /tmp/daemon.log >&2; return 1
 }
@@ -353,7 +382,7 @@ wait_daemon_exit() {
   local deadline=$((SECONDS + 120))
   while [ "$SECONDS" -lt "$deadline" ]; do
     if ! kill -0 "$daemon_pid" 2>/dev/null; then wait "$daemon_pid" 2>/dev/null || true; return 0; fi
-    sleep 0.1
+    nap 0.1
   done
   echo "the daemon did not exit" >&2; return 1
 }

@@ -124,10 +124,10 @@ rejoin() {
     code=
     for _ in $(seq 1 300); do
       if ! kill -0 "$rejoin_pid" 2>/dev/null; then set +e; wait "$rejoin_pid"; code=$?; set -e; break; fi
-      if curl -s --unix-socket /run/aks-flex-node/agent.sock http://agent/v1/status 2>/dev/null | grep -q '"gate":"open"'; then
+      if gate_open; then
         code=open; break
       fi
-      sleep 0.1
+      nap 0.1
     done
     [ "$code" = open ] && break
     # A move's pass 1 exits to be started again from the copy, as systemd would.

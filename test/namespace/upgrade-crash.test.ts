@@ -43,7 +43,7 @@ wait_judged() { # until the signal is gone, or the daemon exited to restart
   for _ in $(seq 1 150); do
     [ -e "$SIGNAL" ] || return 0
     kill -0 "$daemon_pid" 2>/dev/null || return 0
-    sleep 0.1
+    nap 0.1
   done
   echo "the signal was never judged" >&2; return 1
 }
