@@ -52,18 +52,49 @@ describe('the upgrade guard verdict on a candidate', () => {
     // judgement comes 3 s after the answer, at 9.5 s.
     const starved = { cpuAt: busy(0.1), servesAtMs: 6_000 };
     expect(watch(starved, 9_500)).toBeUndefined();
-    // Answering at 8 s, it may judge until 14 s, past the 10 s of a prompt one.
-    const late = watch({ cpuAt: busy(0.1), servesAtMs: 8_000 });
+    // Answering at 8 s, it may judge until 14 s, past the 10 s of a prompt one;
+    // one that then sleeps (a stuck judgement) is rolled back there.
+    const late = watch({ cpuAt: (t) => busy(0.1)(Math.min(t, 8_500)), servesAtMs: 8_000 });
     expect(late).toEqual({
       atMs: 14_000,
-      reason: 'the upgraded daemon did not report itself healthy within 14s of its start',
+      reason:
+        'the upgraded daemon did not report itself healthy within 14s of its start, and used no CPU in the last 2s (it waits or is stopped)',
+    });
+  });
+
+  it('one that answered late and is still judging on a starved host is waited for past its deadline, while it uses little CPU', () => {
+    // Answering at 9 s with a tenth of a core (the CI host of bf64ff9, where
+    // a healthy candidate was rolled back at 15 s): at 15 s it has used 0.6 s
+    // since the answer, and judges itself at 17 s.
+    const judging = { cpuAt: busy(0.1), servesAtMs: 9_000 };
+    expect(watch(judging, 17_000)).toBeUndefined();
+    // Never judging, it is rolled back once it has used more CPU since the
+    // answer than a judgement takes: 2 s at a tenth of a core, at 29 s.
+    expect(watch(judging)).toEqual({
+      atMs: 29_000,
+      reason:
+        'the upgraded daemon did not report itself healthy within 15s of its start, and has used 2s of CPU since it answered, more than a judgement takes',
+    });
+    // With a twentieth of a core, the hard limit comes first.
+    expect(watch({ cpuAt: busy(0.05), servesAtMs: 9_000 })).toEqual({
+      atMs: candidateLimits.unjudgedLimitMs,
+      reason:
+        'the upgraded daemon was still judging itself, without a verdict, 40s after its start',
     });
   });
 
   it('one that answers at once and never judges itself is rolled back at the judgement deadline, 10 s', () => {
+    // Busy with something other than a judgement: half a core since 750 ms.
     expect(watch({ cpuAt: busy(0.5), servesAtMs: 750 })).toEqual({
       atMs: 10_000,
-      reason: 'the upgraded daemon did not report itself healthy within 10s of its start',
+      reason:
+        'the upgraded daemon did not report itself healthy within 10s of its start, and has used 4.6s of CPU since it answered, more than a judgement takes',
+    });
+    // Answering and then idle (a stand-in that serves status and does nothing else).
+    expect(watch({ cpuAt: (t) => busy(0.5)(Math.min(t, 1_000)), servesAtMs: 750 })).toEqual({
+      atMs: 10_000,
+      reason:
+        'the upgraded daemon did not report itself healthy within 10s of its start, and used no CPU in the last 2s (it waits or is stopped)',
     });
   });
 
@@ -85,8 +116,12 @@ describe('the upgrade guard verdict on a candidate', () => {
     });
   });
 
-  it('without CPU accounting, the 5 s deadline decides, as before', () => {
+  it('without CPU accounting, the 5 s deadline decides, as before, and so does the deadline to judge', () => {
     expect(watch({ cpuAt: () => undefined })?.atMs).toBe(candidateLimits.serveMs);
+    expect(watch({ cpuAt: () => undefined, servesAtMs: 750 })).toEqual({
+      atMs: candidateLimits.judgeMs,
+      reason: 'the upgraded daemon did not report itself healthy within 10s of its start',
+    });
   });
 });
 

@@ -10,6 +10,9 @@
  * use tells them apart: a candidate asleep or stopped before its socket uses
  * none, one spinning uses a core, and one that is only slow uses a little,
  * steadily. Only the last one is waited for, and only up to a hard limit.
+ * The same holds after it answers: past its deadline to judge itself, a
+ * candidate still judging on a starved host uses a little CPU, steadily, and
+ * is waited for; one that uses none, or more than a judgement takes, is not.
  */
 
 /** The limits of one watch; the guard uses {@link candidateLimits}. */
@@ -35,6 +38,15 @@ export interface CandidateLimits {
    * daemon's 3 s stability interval, and margin for a loaded host.
    */
   readonly judgeAfterServeMs: number;
+  /**
+   * CPU a candidate past its deadline to judge itself may have used since it
+   * answered and still be waited for. After the answer a daemon sleeps out
+   * its stability interval and then judges (a few files, the machine copy):
+   * well under a second of CPU; more is a daemon busy with something else.
+   */
+  readonly judgeCpuNs: bigint;
+  /** The latest a candidate that answered and keeps judging may judge itself. */
+  readonly unjudgedLimitMs: number;
 }
 
 export const candidateLimits: CandidateLimits = {
@@ -44,6 +56,8 @@ export const candidateLimits: CandidateLimits = {
   unservedLimitMs: 30_000,
   judgeMs: 10_000,
   judgeAfterServeMs: 6_000,
+  judgeCpuNs: 2_000_000_000n,
+  unjudgedLimitMs: 40_000,
 };
 
 /** One look at the candidate. */
@@ -70,18 +84,44 @@ export function watchVerdict(
   let lastCpuNs: bigint | undefined;
   let busyAtMs = 0;
   let servedAtMs: number | undefined;
+  // The CPU it had used when it first answered, as last known then.
+  let servedCpuNs: bigint | undefined;
+  /** The verdict once it has answered: it has until judgeBy, and longer only while it judges. */
+  const judgeVerdict = (
+    look: CandidateLook,
+    answeredAtMs: number,
+    answeredCpuNs: bigint | undefined,
+    lastBusyAtMs: number,
+  ): string | undefined => {
+    const judgeBy = Math.max(limits.judgeMs, answeredAtMs + limits.judgeAfterServeMs);
+    if (look.elapsedMs < judgeBy) return undefined;
+    const unjudged = `the upgraded daemon did not report itself healthy within ${seconds(judgeBy)} of its start`;
+    // Without CPU accounting nothing tells a slow judgement from a stuck one: the deadline decides.
+    if (look.cpuNs === undefined || answeredCpuNs === undefined) return unjudged;
+    if (look.elapsedMs - lastBusyAtMs >= limits.idleWindowMs) {
+      return `${unjudged}, and used no CPU in the last ${seconds(limits.idleWindowMs)} (it waits or is stopped)`;
+    }
+    const sinceAnswer = look.cpuNs - answeredCpuNs;
+    if (sinceAnswer >= limits.judgeCpuNs) {
+      return `${unjudged}, and has used ${seconds(Number(sinceAnswer / 1_000_000n))} of CPU since it answered, more than a judgement takes`;
+    }
+    const limit = Math.max(judgeBy, limits.unjudgedLimitMs);
+    if (look.elapsedMs >= limit) {
+      return `the upgraded daemon was still judging itself, without a verdict, ${seconds(limit)} after its start`;
+    }
+    return undefined;
+  };
   return (look) => {
+    if (look.served && servedAtMs === undefined) {
+      servedAtMs = look.elapsedMs;
+      servedCpuNs = look.cpuNs ?? lastCpuNs;
+    }
     if (look.cpuNs !== undefined) {
       if (lastCpuNs !== undefined && look.cpuNs > lastCpuNs) busyAtMs = look.elapsedMs;
       lastCpuNs = look.cpuNs;
     }
-    if (look.served) {
-      servedAtMs ??= look.elapsedMs;
-      const judgeBy = Math.max(limits.judgeMs, servedAtMs + limits.judgeAfterServeMs);
-      return look.elapsedMs >= judgeBy
-        ? `the upgraded daemon did not report itself healthy within ${seconds(judgeBy)} of its start`
-        : undefined;
-    }
+    if (servedAtMs !== undefined) return judgeVerdict(look, servedAtMs, servedCpuNs, busyAtMs);
+
     if (look.elapsedMs < limits.serveMs) return undefined;
     const unanswered = `the upgraded daemon did not answer on ${socketPath} within ${seconds(limits.serveMs)} of its start`;
     // Without CPU accounting nothing tells a slow start from a hung one: the deadline decides, as it did before.

@@ -239,14 +239,20 @@ async function watchCandidate(
       const reason = verdict({
         elapsedMs: host.now() - startedAt,
         served,
-        // Asked only until it answers: afterwards the verdict needs no CPU figure.
-        cpuNs: served ? undefined : await agentCpuUsage(host, log),
+        // Asked after it answers too: past its deadline to judge itself, a
+        // candidate is waited for only while it uses CPU, and not too much.
+        cpuNs: await agentCpuUsage(host, log),
       });
       return reason === undefined ? undefined : { reason };
     },
     {
       // A backstop only: the verdict ends every watch before it.
-      timeoutMs: Math.max(limits.unservedLimitMs, judgeMs) + limits.judgeAfterServeMs,
+      timeoutMs:
+        Math.max(
+          limits.unservedLimitMs + limits.judgeAfterServeMs,
+          judgeMs,
+          limits.unjudgedLimitMs,
+        ) + limits.judgeAfterServeMs,
       intervalMs: 250,
       clock: host,
       timedOut: () => ({
@@ -319,6 +325,17 @@ async function rollBack(
   const result = await withLockWhenFree(log, 'the upgrade guard', () =>
     recoverAgentUpgrade(layout, hostPaths.signalFile, `${reason}; restored last-good binary`, log),
   );
+  // Nothing was undone: while the guard waited for the lock the daemon
+  // judged the upgrade (a success it keeps, or a failure it rolled back and
+  // restarted from itself), or nothing was left to undo. Restarting now
+  // would only cut the kubelet's credential for nothing.
+  if (!result.rolledBack) {
+    log.info(
+      { current: result.current },
+      'the AgentUpgrade was settled before the guard took the lock; the agent keeps running',
+    );
+    return;
+  }
   // The agent restarts into last-good: under the units that release expects.
   await writeUnitsBeforeRestart(layout, systemctl, log);
   // A planned restart still counts toward the start limit; clear it first (best effort: SELinux may deny it).
