@@ -120,7 +120,7 @@ leftovers() {
     \( -name 'agent-upgrade-*.tar.gz' -o -name '.agent-upgrade-*' -o -name '.aks-flex-node-candidate-*' \) | sort
 }
 wait_judged() {
-  for _ in $(seq 1 150); do [ -e "$SIGNAL" ] || return 0; nap 0.1; done
+  local deadline; for ((deadline = SECONDS + 60; SECONDS < deadline; )); do [ -e "$SIGNAL" ] || return 0; nap 0.1; done
   echo "the signal was never judged" >&2; return 1
 }
 `;

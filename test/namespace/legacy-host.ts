@@ -29,7 +29,8 @@ run_daemon_until_exit_or_gate() { # prefix binary -> prints <prefix>_exited=<cod
   local prefix=$1; shift
   "$1" agent --config /etc/cfg.json >>/tmp/daemon.log 2>&1 &
   pid=$!
-  for _ in $(seq 1 300); do
+  local deadline
+  for ((deadline = SECONDS + 120; SECONDS < deadline; )); do
     if ! kill -0 "$pid" 2>/dev/null; then set +e; wait "$pid"; code=$?; set -e; echo "$prefix"_exited=$code; return 0; fi
     if gate_open; then
       echo "$prefix"_gate=open; return 0

@@ -164,12 +164,21 @@ gate_open() { # whether a daemon answers with its startup gate open
   local answer
   answer=$(agent_get /v1/status) && [[ $answer == *'"gate":"open"'* ]]
 }
+# Every wait is bounded in seconds of wall time, not in a count of looks: a
+# count made the bound depend on what each look cost, and once looks cost
+# nothing, 100 looks 0.1 s apart was a 10 s bound that a daemon's start on a
+# loaded CI host overran (the fresh-clone CI run at bf64ff9).
 wait_for_socket() {
-  for _ in $(seq 1 100); do [ -S /run/aks-flex-node/agent.sock ] && return 0; nap 0.1; done
+  local deadline
+  for ((deadline = SECONDS + 60; SECONDS < deadline; )); do
+    [ -S /run/aks-flex-node/agent.sock ] && return 0
+    nap 0.1
+  done
   echo "the daemon's socket never appeared" >&2; return 1
 }
 wait_for_gate() { # until the daemon takes changes (its startup gate is open)
-  for _ in $(seq 1 300); do
+  local deadline
+  for ((deadline = SECONDS + 120; SECONDS < deadline; )); do
     gate_open && return 0
     nap 0.1
   done

@@ -122,7 +122,8 @@ rejoin() {
     "$next" agent --config /etc/aks-flex-node/config.json >>/tmp/rejoin.log 2>&1 &
     rejoin_pid=$!
     code=
-    for _ in $(seq 1 300); do
+    local deadline
+    for ((deadline = SECONDS + 120; SECONDS < deadline; )); do
       if ! kill -0 "$rejoin_pid" 2>/dev/null; then set +e; wait "$rejoin_pid"; code=$?; set -e; break; fi
       if gate_open; then
         code=open; break

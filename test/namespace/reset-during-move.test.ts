@@ -69,10 +69,10 @@ unit_daemon() { # binary: started as the agent unit would start it
 status_of() { "$BINARY" status --json 2>/dev/null | jq -r "$1"; }
 wait_for() { # what, then a test command
   local what=$1; shift
-  for _ in $(seq 1 300); do "$@" && return 0; nap 0.1; done
+  local deadline; for ((deadline = SECONDS + 120; SECONDS < deadline; )); do "$@" && return 0; nap 0.1; done
   echo "never: $what" >&2; tail -30 /tmp/daemon.log >&2; return 1
 }
-wait_gone() { for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }; nap 0.1; done; return 1; }
+wait_gone() { local deadline; for ((deadline = SECONDS + 120; SECONDS < deadline; )); do kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }; nap 0.1; done; return 1; }
 # A reset asked for while the move holds the lock: refused at once, nothing changed, no systemctl call.
 reset_refused() { # prefix
   local before code start
@@ -290,7 +290,7 @@ describe.skipIf(unavailable !== undefined)(
       kill -CONT "$pid"
       # It finds its lock taken over meanwhile and exits rather than carry on;
       # or, stopped by the reset below, like any daemon.
-      for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; nap 0.1; done
+      for ((deadline = SECONDS + 30; SECONDS < deadline; )); do kill -0 "$pid" 2>/dev/null || break; nap 0.1; done
       wait "$pid" 2>/dev/null || true
       echo "thawed_state=$(state)"
       for _ in $(seq 1 40); do

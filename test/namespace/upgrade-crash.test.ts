@@ -40,7 +40,8 @@ const D = '$';
 const helpers = String.raw`${unmanagedDaemon}
 SIGNAL=/etc/aks-flex-node/agent-upgrade-signal.json
 wait_judged() { # until the signal is gone, or the daemon exited to restart
-  for _ in $(seq 1 150); do
+  local deadline
+  for ((deadline = SECONDS + 60; SECONDS < deadline; )); do
     [ -e "$SIGNAL" ] || return 0
     kill -0 "$daemon_pid" 2>/dev/null || return 0
     nap 0.1
