@@ -87,21 +87,16 @@ export function watchVerdict(
   // The CPU it had used when it first answered, as last known then.
   let servedCpuNs: bigint | undefined;
   /** The verdict once it has answered: it has until judgeBy, and longer only while it judges. */
-  const judgeVerdict = (
-    look: CandidateLook,
-    answeredAtMs: number,
-    answeredCpuNs: bigint | undefined,
-    lastBusyAtMs: number,
-  ): string | undefined => {
+  const judgeVerdict = (look: CandidateLook, answeredAtMs: number): string | undefined => {
     const judgeBy = Math.max(limits.judgeMs, answeredAtMs + limits.judgeAfterServeMs);
     if (look.elapsedMs < judgeBy) return undefined;
     const unjudged = `the upgraded daemon did not report itself healthy within ${seconds(judgeBy)} of its start`;
     // Without CPU accounting nothing tells a slow judgement from a stuck one: the deadline decides.
-    if (look.cpuNs === undefined || answeredCpuNs === undefined) return unjudged;
-    if (look.elapsedMs - lastBusyAtMs >= limits.idleWindowMs) {
+    if (look.cpuNs === undefined || servedCpuNs === undefined) return unjudged;
+    if (look.elapsedMs - busyAtMs >= limits.idleWindowMs) {
       return `${unjudged}, and used no CPU in the last ${seconds(limits.idleWindowMs)} (it waits or is stopped)`;
     }
-    const sinceAnswer = look.cpuNs - answeredCpuNs;
+    const sinceAnswer = look.cpuNs - servedCpuNs;
     if (sinceAnswer >= limits.judgeCpuNs) {
       return `${unjudged}, and has used ${seconds(Number(sinceAnswer / 1_000_000n))} of CPU since it answered, more than a judgement takes`;
     }
@@ -120,8 +115,7 @@ export function watchVerdict(
       if (lastCpuNs !== undefined && look.cpuNs > lastCpuNs) busyAtMs = look.elapsedMs;
       lastCpuNs = look.cpuNs;
     }
-    if (servedAtMs !== undefined) return judgeVerdict(look, servedAtMs, servedCpuNs, busyAtMs);
-
+    if (servedAtMs !== undefined) return judgeVerdict(look, servedAtMs);
     if (look.elapsedMs < limits.serveMs) return undefined;
     const unanswered = `the upgraded daemon did not answer on ${socketPath} within ${seconds(limits.serveMs)} of its start`;
     // Without CPU accounting nothing tells a slow start from a hung one: the deadline decides, as it did before.
