@@ -10,6 +10,7 @@ import {
   runOrThrow,
   waitForUnitState,
   withHost,
+  shellPause,
 } from './harness/index.js';
 
 // Issue 22 "Must show": the corruption table for the durable files the
@@ -188,15 +189,14 @@ ln -sfn ${blueSlot} ${currentLink}; ln -sfn ${blueSlot} ${lastGoodLink}`;
 // clock and the pause are builtins.
 const pollServing = String.raw`
 socket=$1 t0=$2 limit=$3
-exec {nap_fd}<> <(:)
-now_ms() { local now=${'$'}{EPOCHREALTIME/./}; echo $(( now / 1000 )); }
-while (( $(now_ms) - t0 < limit )); do
+${shellPause}
+while now_ms; (( now - t0 < limit )); do
   if answer=$(curl -sf --max-time 5 --unix-socket "$socket" http://agent/v1/status 2>/dev/null); then
     if jq -e '.startup.gate == "open"' <<<"$answer" >/dev/null; then
-      echo "$(( $(now_ms) - t0 ))"; exit 0
+      now_ms; echo "$(( now - t0 ))"; exit 0
     fi
   fi
-  read -r -t 0.3 -u "$nap_fd" _ || true
+  nap 0.3
 done
 echo timeout; exit 1
 `;

@@ -25,6 +25,7 @@ import {
   waitForProductStatus,
   waitForUnitState,
   withHost,
+  shellPause,
 } from './harness/index.js';
 import { productBinary } from './harness/product.js';
 
@@ -83,16 +84,14 @@ out=/var/tmp/race; rm -rf "$out"; mkdir -p "$out"
 # builtins: a grep and a sleep forked every 20 ms through the staging of a
 # 135 MB release kept most of a core busy, on the host whose restart window
 # the resets aim at. The resets themselves are the product's CLI, as before.
-exec {nap_fd}<> <(:)
-nap() { read -r -t "$1" -u "$nap_fd" _ || true; }
-ms() { local now=\${EPOCHREALTIME/./}; echo $(( now / 1000 )); }
+${shellPause}
 # The output file exists before the watch opens it (the upgrade's own
 # redirection happens in its child, perhaps later).
 : >"$out/upgrade.out"
 exec {watch}<"$out/upgrade.out"
 "$bin" agent-upgrade --url ${url} --sha256 ${sha256} --json --timeout 300 >"$out/upgrade.out" 2>"$out/upgrade.err" &
 up=$!
-asked=$(ms)
+now_ms; asked=$now
 seen="" line=""
 # read returns 1 at the end of what is written so far, a partial line in
 # $line: appended as is, the next read goes on from there.
@@ -101,7 +100,7 @@ until [[ $seen == *'"state":"restarting"'* ]] || ! kill -0 "$up" 2>/dev/null; do
   seen+=$line
   [[ $seen == *'"state":"restarting"'* ]] || nap 0.02
 done
-switched=$(ms)
+now_ms; switched=$now
 nap ${(offsetMs / 1000).toFixed(3)}
 codes=""
 for ((i = 0; i < 600; i++)); do
@@ -110,9 +109,9 @@ for ((i = 0; i < 600; i++)); do
   [[ $rc == 0 ]] && break
   nap 0.05
 done
-reset=$(ms)
+now_ms; reset=$now
 wait "$up"; upgrade_exit=$?
-exited=$(ms)
+now_ms; exited=$now
 echo "upgradeExit=$upgrade_exit"
 echo "resetExits=\${codes%,}"
 echo "askToSwitchMs=$(( switched - asked ))"

@@ -14,6 +14,7 @@ import {
   waitForServingDaemon,
   waitForUnitState,
   withHost,
+  shellPause,
 } from './harness/index.js';
 import { expectServingFrom, expectUpgradeSettled, secondsSince } from './upgrade-invariants.js';
 
@@ -54,10 +55,7 @@ while :; do
   if [ "$SECONDS" -ge "$deadline" ]; then echo "no new main process" >&2; exit 3; fi
   sleep 0.01
 done
-# A wait without a fork: read times out on a pipe nobody writes.
-exec {never}<> <(:)
-pause() { read -r -t "$1" -u "$never" _ || true; }
-now_ms() { now=$((${D}{EPOCHREALTIME/./} / 1000)); }
+${shellPause}
 # The candidate's CPU in clock ticks (utime + stime, fields 14 and 15).
 cpu_ticks() {
   local stat fields
@@ -82,14 +80,14 @@ while now_ms && [ "$now" -lt "$ends" ]; do
   fi
   now_ms
   if [ -n "$watched" ] && [ "$now" -gt $((watched + 6500)) ]; then break; fi
-  pause 0.7
+  nap 0.7
   cpu_ticks || break
   before=$ticks
   kill -CONT "$pid" 2>/dev/null || break
   now_ms
   slice_ends=$((now + 1000))
   while cpu_ticks && [ "$ticks" -eq "$before" ] && now_ms && [ "$now" -lt "$slice_ends" ]; do
-    pause 0.002
+    nap 0.002
   done
   slices=$((slices + 1))
 done

@@ -154,11 +154,11 @@ exec {nap_fd}<> <(:)
 nap() { # SECONDS: a pause without a fork (a read of a pipe nobody writes, timing out)
   read -r -t "$1" -u "$nap_fd" _ || true
 }
-agent_get() { # PATH: the daemon's answer (status line, headers, body); fails when none answers
+agent_get() { # PATH: the body of the daemon's answer, of any status; fails when none answers
   local answer
   answer=$(nc -U -w 10 /run/aks-flex-node/agent.sock <<<"GET $1 HTTP/1.0"$'\r\nHost: agent\r\n\r' 2>/dev/null) || return 1
   [[ $answer == HTTP/* ]] || return 1
-  printf '%s\n' "$answer"
+  printf '%s\n' "${'$'}{answer#*$'\r\n\r\n'}"
 }
 gate_open() { # whether a daemon answers with its startup gate open
   local answer

@@ -69,7 +69,7 @@ running_id() { # the id of the operation the daemon runs now, from status
   local deadline=$((SECONDS + 60)) answer
   while [ "$SECONDS" -lt "$deadline" ]; do
     if answer=$(agent_get /v1/status); then
-      id=$(jq -r '.operations.running.id // empty' <<<"${'$'}{answer#*$'\r\n\r\n'}")
+      id=$(jq -r '.operations.running.id // empty' <<<"$answer")
       [ -n "$id" ] && { echo "$id"; return 0; }
     fi
     nap 0.1

@@ -11,6 +11,7 @@ import type { ReleaseArchive } from './release-archive.js';
 import type { CommandResult } from './run-process.js';
 import { formatCommandResult } from './run-process.js';
 import { runOrThrow } from './run-or-throw.js';
+import { shellPause } from './shell-pause.js';
 import { copyIn } from './write-host-file.js';
 
 /** Where scenarios put a release archive in the host: /var/tmp survives the host's reboot. */
@@ -93,10 +94,10 @@ export async function readSlotLinks(host: Host): Promise<SlotLinks> {
 // fifth of a core busy through every upgrade's stability interval.
 const settleScript = `
 record=$1 signal=$2 seconds=$3
-exec {nap_fd}<> <(:)
+${shellPause}
 deadline=$((SECONDS + seconds))
 until [[ ! -e $signal && -s $record ]] || (( SECONDS >= deadline )); do
-  read -r -t 0.2 -u "$nap_fd" _ || true
+  nap 0.2
 done
 [[ -s $record ]] && cat -- "$record"
 [[ ! -e $signal ]] || exit 3

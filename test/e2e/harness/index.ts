@@ -90,3 +90,4 @@ export { withHost } from './with-host.js';
 export { copyIn, writeHostFile } from './write-host-file.js';
 export { readHandOver, startStatusPoller } from './status-poller.js';
 export type { HandOver, PolledRequest, StatusPoller } from './status-poller.js';
+export { shellPause } from './shell-pause.js';
