@@ -89,7 +89,7 @@ describe.skipIf(unavailable !== undefined)("the Go releases' flock", () => {
       wait_daemon_exit
       start_daemon
       set +e; wait "$upgrade_pid"; echo "upgradeAfterExit=$?"; set -e; upgrade_pid=
-      for ((deadline = SECONDS + 60; SECONDS < deadline; )); do [ -e "$SIGNAL" ] || break; nap 0.1; done
+      wait_until 60 "the signal stayed" test ! -e "$SIGNAL" || true
       echo "upgradedVersion=$("$CUR" version --json | jq -r .version)"
       stop_daemon
       # A switched upgrade whose candidate failed, recorded as a Go daemon records it.

@@ -39,7 +39,7 @@ chmod 755 "/tmp/go-stage/$member"
 tar -C /tmp/go-stage --owner=0 --group=0 --numeric-owner -czf /tmp/go-release.tar.gz "$member"
 GO_SHA=$(sha256sum /tmp/go-release.tar.gz | cut -d' ' -f1)
 machine_copy() { mkdir -p "$(dirname "$COPY")"; cp "$1" "$COPY"; }
-wait_signal_gone() { local deadline; for ((deadline = SECONDS + 60; SECONDS < deadline; )); do [ -e "$SIGNAL" ] || return 0; nap 0.1; done; echo "the signal stayed" >&2; return 1; }
+wait_signal_gone() { wait_until 60 "the signal stayed" test ! -e "$SIGNAL"; }
 latest_record() { ls -t /var/lib/aks-flex-node/operations/*.json | head -1; }
 report() {
   echo "current=$(readlink -f "$CUR")"

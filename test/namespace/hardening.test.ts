@@ -119,10 +119,7 @@ leftovers() {
   find /var/lib/aks-flex-node /opt/unbounded/agent/lib/aks-flex-node/ -maxdepth 2 \
     \( -name 'agent-upgrade-*.tar.gz' -o -name '.agent-upgrade-*' -o -name '.aks-flex-node-candidate-*' \) | sort
 }
-wait_judged() {
-  local deadline; for ((deadline = SECONDS + 60; SECONDS < deadline; )); do [ -e "$SIGNAL" ] || return 0; nap 0.1; done
-  echo "the signal was never judged" >&2; return 1
-}
+wait_judged() { wait_until 60 "the signal was never judged" test ! -e "$SIGNAL"; }
 `;
 
 describe.skipIf(unavailable !== undefined)('crashes leave nothing behind (issue 12 item 3)', () => {

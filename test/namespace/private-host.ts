@@ -168,21 +168,18 @@ gate_open() { # whether a daemon answers with its startup gate open
 # count made the bound depend on what each look cost, and once looks cost
 # nothing, 100 looks 0.1 s apart was a 10 s bound that a daemon's start on a
 # loaded CI host overran (the fresh-clone CI run at bf64ff9).
-wait_for_socket() {
-  local deadline
-  for ((deadline = SECONDS + 60; SECONDS < deadline; )); do
-    [ -S /run/aks-flex-node/agent.sock ] && return 0
+wait_until() { # SECONDS WHAT COMMAND...: until COMMAND succeeds; else says WHAT never happened, and fails
+  local seconds=$1 what=$2 deadline
+  shift 2
+  for ((deadline = SECONDS + seconds; SECONDS < deadline; )); do
+    "$@" && return 0
     nap 0.1
   done
-  echo "the daemon's socket never appeared" >&2; return 1
+  echo "$what" >&2; return 1
 }
+wait_for_socket() { wait_until 60 "the daemon's socket never appeared" test -S /run/aks-flex-node/agent.sock; }
 wait_for_gate() { # until the daemon takes changes (its startup gate is open)
-  local deadline
-  for ((deadline = SECONDS + 120; SECONDS < deadline; )); do
-    gate_open && return 0
-    nap 0.1
-  done
-  echo "the daemon's startup gate never opened" >&2; return 1
+  wait_until 120 "the daemon's startup gate never opened" gate_open
 }
 # The host root's names, types, modes and link targets, and each slot's
 # inode, size and modification time: what a refused or crashed upgrade must

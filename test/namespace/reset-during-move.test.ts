@@ -69,8 +69,7 @@ unit_daemon() { # binary: started as the agent unit would start it
 status_of() { "$BINARY" status --json 2>/dev/null | jq -r "$1"; }
 wait_for() { # what, then a test command
   local what=$1; shift
-  local deadline; for ((deadline = SECONDS + 120; SECONDS < deadline; )); do "$@" && return 0; nap 0.1; done
-  echo "never: $what" >&2; tail -30 /tmp/daemon.log >&2; return 1
+  wait_until 120 "never: $what" "$@" || { tail -30 /tmp/daemon.log >&2; return 1; }
 }
 wait_gone() { local deadline; for ((deadline = SECONDS + 120; SECONDS < deadline; )); do kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }; nap 0.1; done; return 1; }
 # A reset asked for while the move holds the lock: refused at once, nothing changed, no systemctl call.
