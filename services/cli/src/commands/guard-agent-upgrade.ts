@@ -26,6 +26,7 @@ import { parseCommandArgs } from '../args.js';
 import { withLockWhenFree } from '../lock-when-free.js';
 import {
   candidateLimits,
+  type CandidateLimits,
   parseCpuUsage,
   parseProcessStat,
   processTreeCpu,
@@ -191,6 +192,26 @@ function watchedOperation(state: ReadUpgradeState): string | undefined {
 }
 
 /**
+ * The latest the verdict can end a watch: a candidate that answers at its
+ * last moment and then has its time to judge itself, the deadline to judge,
+ * or one still judging at its limit.
+ */
+function latestVerdictMs(limits: CandidateLimits): number {
+  return Math.max(
+    limits.unservedLimitMs + limits.judgeAfterServeMs,
+    limits.judgeMs,
+    limits.unjudgedLimitMs,
+  );
+}
+
+/**
+ * How long past the verdict's latest the watch's own timeout waits: a
+ * loaded host's last looks (a systemctl call, a socket probe, a /proc scan)
+ * can each take seconds, and the timeout must not overtake the verdict.
+ */
+const backstopMarginMs = 6_000;
+
+/**
  * Watches until the operation is judged (undefined) or a reason to roll back
  * appears: the unit shows a crash, or the verdict (candidate-verdict.ts)
  * finds the candidate hung, spinning or past its deadlines.
@@ -247,12 +268,7 @@ async function watchCandidate(
     },
     {
       // A backstop only: the verdict ends every watch before it.
-      timeoutMs:
-        Math.max(
-          limits.unservedLimitMs + limits.judgeAfterServeMs,
-          judgeMs,
-          limits.unjudgedLimitMs,
-        ) + limits.judgeAfterServeMs,
+      timeoutMs: latestVerdictMs(limits) + backstopMarginMs,
       intervalMs: 250,
       clock: host,
       timedOut: () => ({
