@@ -3,6 +3,7 @@ import { statusResponseSchema } from '@aks-flex-node/api';
 import type { Host } from './host.js';
 import { productPaths } from './product-names.js';
 import { formatCommandResult } from './run-process.js';
+import { shellPause } from './shell-pause.js';
 
 /** A status answer and when it arrived, in ms since the epoch by the host's clock. */
 export interface StatusAnswer {
@@ -25,26 +26,33 @@ export interface WaitForServingDaemonOptions {
   readonly intervalMs?: number;
 }
 
-// The time is taken as soon as status returns, before jq looks at the
-// answer, so it is when the daemon answered (to the poll's resolution).
+// The time is taken as soon as status returns, before the answer is looked
+// at, so it is when the daemon answered (to the poll's resolution).
 // Asked with curl on the socket, not the CLI's `status --json` (which prints
 // the same answer): each start of the 135 MB executable costs about 0.2 s of
 // CPU, and this loop asks every 150 ms through a whole rollback, on a host
 // the daemon being waited for needs (the CLI's status is tested on its own,
 // in docs-run and operator-walkthrough). It also leaves the CLI's own start
-// out of the time of the answer.
-const pollScript = `
+// out of the time of the answer. The answer's daemon is matched with bash's
+// own regex and the pause is shellPause's nap, so curl is the one fork of a
+// look; the answer is checked whole by the schema once it is returned.
+const pollScript = String.raw`
+${shellPause}
 socket=$1 executable=$2 other_pid=$3 interval=$4
+daemon_field='"daemon":\{[^{}]*\}'
+pid_field='"pid":([0-9]+)'
 while :; do
   if answer=$(curl -sf --max-time 5 --unix-socket "$socket" http://agent/v1/status 2>/dev/null); then
-    answered_at=$(date +%s%3N)
-    if jq -e --arg exe "$executable" --argjson pid "$other_pid" \\
-        '.daemon.executable == $exe and .daemon.pid != $pid' <<<"$answer" >/dev/null; then
-      printf '%s\\n%s\\n' "$answered_at" "$answer"
-      exit 0
+    now_ms
+    if [[ $answer =~ $daemon_field ]]; then
+      daemon=${'$'}{BASH_REMATCH[0]}
+      if [[ $daemon == *"\"executable\":\"$executable\""* && $daemon =~ $pid_field && ${'$'}{BASH_REMATCH[1]} != "$other_pid" ]]; then
+        printf '%s\n%s\n' "$now" "$answer"
+        exit 0
+      fi
     fi
   fi
-  sleep "$interval"
+  nap "$interval"
 done
 `;
 

@@ -3,6 +3,7 @@ import { productPaths } from './product-names.js';
 import type { CommandResult } from './run-process.js';
 import { formatCommandResult } from './run-process.js';
 import { runOrThrow } from './run-or-throw.js';
+import { shellPause } from './shell-pause.js';
 
 /** One `GET /v1/status` the poller sent, on a connection of its own. */
 export interface PolledRequest {
@@ -25,10 +26,11 @@ const stopFile = '/run/aks-flex-node-status-poller.stop';
 // One curl per request, so every request opens a new connection, as the CLI
 // does: a connection made while no daemon runs waits in the socket unit's
 // queue, and one the old daemon accepted must still be answered. bash's
-// EPOCHREALTIME costs no fork, so the only pacing is curl's own start-up
-// (a few ms) plus the pause. The daemon's pid is taken from the answer so a
-// reader can tell which daemon served which request.
+// EPOCHREALTIME and shellPause's nap cost no fork, so the only pacing is
+// curl's own start-up (a few ms) plus the pause. The daemon's pid is taken
+// from the answer so a reader can tell which daemon served which request.
 const pollScript = `
+${shellPause}
 socket=$1 pause=$2 stop=$3
 rm -f "$stop"
 while [[ ! -e $stop ]]; do
@@ -40,7 +42,7 @@ while [[ ! -e $stop ]]; do
   pid=0
   [[ $answer =~ \\"daemon\\":\\{[^{}]*\\"pid\\":([0-9]+) ]] && pid=\${BASH_REMATCH[1]}
   printf '%s %s %s %s\\n' "$start" "$end" "$code" "$pid"
-  [[ $pause == 0 ]] || sleep "$pause"
+  [[ $pause == 0 ]] || nap "$pause"
 done
 `;
 

@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { collectDiagnostics } from './diagnostics.js';
 import type { Host } from './host.js';
+import { shellPause } from './shell-pause.js';
 
 /** systemd's ActiveState values. */
 export type UnitActiveState =
@@ -22,8 +22,13 @@ export async function readUnitState(host: Host, unit: string): Promise<UnitState
     '--',
     unit,
   ]);
+  return parseUnitState(result.stdout);
+}
+
+/** `systemctl show`'s KEY=VALUE lines for the three properties. */
+function parseUnitState(shown: string): UnitState {
   const properties = new Map(
-    result.stdout
+    shown
       .trim()
       .split('\n')
       .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]),
@@ -43,6 +48,19 @@ export interface WaitForUnitStateOptions {
   readonly intervalMs?: number;
 }
 
+// The wait runs inside the host, one nsenter for the whole wait: a look from
+// here was a fork of the test's worker, nsenter, env and timeout around each
+// systemctl, four times a second, through every restart a scenario waits for.
+const waitScript = String.raw`
+${shellPause}
+unit=$1 want=$2 interval=$3
+while :; do
+  seen=$(systemctl show --property=ActiveState,SubState,Result -- "$unit")
+  if [[ $'\n'$seen$'\n' == *$'\n'"ActiveState=$want"$'\n'* ]]; then printf '%s\n' "$seen"; exit 0; fi
+  nap "$interval"
+done
+`;
+
 /**
  * Waits until the unit's ActiveState is `state`. It keeps waiting through
  * other states, `failed` included, because a unit under Restart= or
@@ -57,18 +75,20 @@ export async function waitForUnitState(
   options: WaitForUnitStateOptions = {},
 ): Promise<UnitState> {
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const current = await readUnitState(host, unit);
-    if (current.activeState === state) return current;
-    if (Date.now() >= deadline) {
-      const diagnostics = await collectDiagnostics(host, [unit]);
-      throw new Error(
-        `${unit} on ${host.name} did not become ${state} within ${timeoutMs / 1000} s ` +
-          `(last: ActiveState=${current.activeState} SubState=${current.subState} Result=${current.result})\n` +
-          diagnostics,
-      );
-    }
-    await sleep(options.intervalMs ?? 250);
-  }
+  const interval = String((options.intervalMs ?? 250) / 1000);
+  const waited = await host.run(
+    ['/bin/bash', '-c', waitScript, 'wait-for-unit-state', unit, state, interval],
+    { timeoutMs },
+  );
+  // The state as the wait saw it, which may be a passing one (failed on the
+  // way to a restart); on the deadline (exit 124), the last one, for the message.
+  const current =
+    waited.exitCode === 0 ? parseUnitState(waited.stdout) : await readUnitState(host, unit);
+  if (current.activeState === state) return current;
+  const diagnostics = await collectDiagnostics(host, [unit]);
+  throw new Error(
+    `${unit} on ${host.name} did not become ${state} within ${timeoutMs / 1000} s ` +
+      `(last: ActiveState=${current.activeState} SubState=${current.subState} Result=${current.result})\n` +
+      diagnostics,
+  );
 }
