@@ -12,6 +12,13 @@ async function freshDaemon(): Promise<typeof import('./file-digests.js')> {
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
+// Moves the clock past the window in which a just-written file's digest is
+// not kept (the files here are written moments before they are read).
+function laterClock(): void {
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(Date.now() + 5_000);
+}
+
 describe('file digests by identity', () => {
   let tmp: string;
   let file: string;
@@ -23,6 +30,7 @@ describe('file digests by identity', () => {
     await writeFile(file, 'release one');
   });
   afterEach(async () => {
+    vi.useRealTimers();
     await rm(tmp, { recursive: true, force: true });
   });
 
@@ -34,6 +42,7 @@ describe('file digests by identity', () => {
   });
 
   it('a later daemon trusts the record while the file keeps its identity, and only then', async () => {
+    laterClock();
     const first = await freshDaemon();
     await first.fileDigest(file);
     await first.saveFileDigests(record);
@@ -49,6 +58,21 @@ describe('file digests by identity', () => {
     expect(await second.fileDigest(file)).toBe('a'.repeat(64));
     await writeFile(file, 'release two');
     expect(await second.fileDigest(file)).toBe(sha256('release two'));
+  });
+
+  it('keeps no digest of a file changed within a second of its read', async () => {
+    const daemon = await freshDaemon();
+    expect(await daemon.fileDigest(file)).toBe(sha256('release one'));
+    await daemon.saveFileDigests(record);
+    // Nothing was kept, so nothing was new to record.
+    await expect(readFile(record, 'utf8')).rejects.toThrow(/ENOENT/);
+    laterClock();
+    expect(await daemon.fileDigest(file)).toBe(sha256('release one'));
+    await daemon.saveFileDigests(record);
+    const stored = JSON.parse(await readFile(record, 'utf8')) as {
+      digests: Record<string, { digest: string }>;
+    };
+    expect(stored.digests[file]?.digest).toBe(sha256('release one'));
   });
 
   it('a missing or unreadable record means hashing', async () => {

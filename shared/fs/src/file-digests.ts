@@ -27,6 +27,9 @@ interface KnownDigest {
 // daemon at every start, and hashing a 130 MB helper and executable each time
 // costs more than half a second.
 const known = new Map<string, KnownDigest>();
+// How long before a read a file must have last changed for its digest to be
+// kept: many ticks of the coarse clock that stamps ctime.
+const settledNs = 1_000_000_000n;
 // Whether `known` holds digests the record does not have yet.
 let unsaved = false;
 
@@ -64,12 +67,19 @@ async function identityOfFile(file: string): Promise<FileIdentity> {
  * file cannot be read.
  */
 export async function fileDigest(file: string): Promise<string> {
+  const readAtNs = BigInt(Date.now()) * 1_000_000n;
   const identity = await identityOfFile(file);
   const cached = known.get(file);
   if (cached !== undefined && sameIdentity(cached.identity, identity)) return cached.digest;
   const digest = await fileSha256(file);
-  // Kept only if the file did not change while it was read.
-  if (sameIdentity(identity, await identityOfFile(file))) {
+  // Kept only if the file did not change while it was read, and was last
+  // changed well before the read: the kernel stamps ctime from a coarse clock
+  // (a tick of up to 10 ms), so a second write in the tick of the first, made
+  // while the file is read, leaves the same identity on other bytes.
+  if (
+    readAtNs - BigInt(identity.ctimeNs) > settledNs &&
+    sameIdentity(identity, await identityOfFile(file))
+  ) {
     known.set(file, { identity, digest });
     unsaved = true;
   }
