@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { fileSha256, installFile, repairForWrite } from '@aks-flex-node/fs';
+import { fileDigest, installFile, repairForWrite } from '@aks-flex-node/fs';
 import { AgentError, errnoCode, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
 
 /** The nspawn machines a Go release runs the node in; the signal names the active one. */
@@ -40,20 +40,20 @@ export async function findActiveMachine(
   }
   if (present.length <= 1) return present[0];
   // Both machines have a copy: the active one is kept identical to the running binary.
-  const running = await fileSha256(runningBinary);
+  const running = await fileDigest(runningBinary);
   const matching: NspawnMachine[] = [];
   for (const machine of present) {
-    if ((await fileSha256(nspawnCopyPath(machinesDir, machine))) === running)
+    if ((await fileDigest(nspawnCopyPath(machinesDir, machine))) === running)
       matching.push(machine);
   }
   if (matching.length > 0) return matching[0];
   const others = new Set<string>();
   for (const binary of syncedFrom) {
-    if (binary !== runningBinary && (await isFile(binary))) others.add(await fileSha256(binary));
+    if (binary !== runningBinary && (await isFile(binary))) others.add(await fileDigest(binary));
   }
   const synced: NspawnMachine[] = [];
   for (const machine of present) {
-    if (others.has(await fileSha256(nspawnCopyPath(machinesDir, machine)))) synced.push(machine);
+    if (others.has(await fileDigest(nspawnCopyPath(machinesDir, machine)))) synced.push(machine);
   }
   return synced.length === 1 ? synced[0] : undefined;
 }
@@ -111,12 +111,18 @@ export async function nspawnCopyMatches(
   return isSameCopy(nspawnCopyPath(machinesDir, machine), source);
 }
 
+// Digests through the daemon's identity-keyed cache (shared/fs
+// file-digests.ts), not read again at each look: on a node the running binary
+// and both machines' copies are 130 MB each, and an upgrade looks at them
+// when it finds the active machine, syncs its copy and judges, about seven
+// reads of 130 MB where the files seldom changed. A copy written since its
+// digest was taken has a new ctime or inode, and is read again.
 async function isSameCopy(copy: string, source: string): Promise<boolean> {
   const [copied, original] = await Promise.all([statIfPresent(copy), statIfPresent(source)]);
   if (copied?.isFile() !== true || original === undefined || copied.size !== original.size) {
     return false;
   }
-  return (await fileSha256(copy)) === (await fileSha256(source));
+  return (await fileDigest(copy)) === (await fileDigest(source));
 }
 
 /**
