@@ -154,15 +154,18 @@ exec {nap_fd}<> <(:)
 nap() { # SECONDS: a pause without a fork (a read of a pipe nobody writes, timing out)
   read -r -t "$1" -u "$nap_fd" _ || true
 }
-agent_get() { # PATH: the body of the daemon's answer, of any status; fails when none answers
-  local answer
-  answer=$(nc -U -w 10 /run/aks-flex-node/agent.sock <<<"GET $1 HTTP/1.0"$'\r\nHost: agent\r\n\r' 2>/dev/null) || return 1
-  [[ $answer == HTTP/* ]] || return 1
-  printf '%s\n' "${'$'}{answer#*$'\r\n\r\n'}"
+agent_get() { # PATH: sets agent_reply to the body of the daemon's answer, of any status; fails when none answers
+  # One fork a look, nc's: a fork of bash is what the polls' CPU went to
+  # (copying its page tables, then faulting its pages back in). So the reply
+  # goes to a variable, as a caller's $(agent_get) was a subshell around it,
+  # and the redirections sit on a group around the substitution, as bash
+  # forks once more for a substitution whose command has its own.
+  { agent_reply=$(nc -U -w 10 /run/aks-flex-node/agent.sock); } 2>/dev/null <<<"GET $1 HTTP/1.0"$'\r\nHost: agent\r\n\r' || return 1
+  [[ $agent_reply == HTTP/* ]] || return 1
+  agent_reply=${'$'}{agent_reply#*$'\r\n\r\n'}
 }
 gate_open() { # whether a daemon answers with its startup gate open
-  local answer
-  answer=$(agent_get /v1/status) && [[ $answer == *'"gate":"open"'* ]]
+  agent_get /v1/status && [[ $agent_reply == *'"gate":"open"'* ]]
 }
 # Every wait is bounded in seconds of wall time, not in a count of looks: a
 # count made the bound depend on what each look cost, and once looks cost
@@ -365,9 +368,9 @@ start_daemon() { # [binary]
   # CLI's status is tested in its own files).
   local answered= deadline=$((SECONDS + 120))
   while [ "$SECONDS" -lt "$deadline" ]; do
-    if status=$(agent_get /v1/status); then
+    if agent_get /v1/status; then
       answered=yes
-      case "$status" in *'"gate":"open"'*) return 0 ;; esac
+      case "$agent_reply" in *'"gate":"open"'*) return 0 ;; esac
     fi
     if ! kill -0 "$daemon_pid" 2>/dev/null; then
       [ -n "${D}{ARM:-}" ] && return 0

@@ -58,18 +58,18 @@ run_upgrade() {
 # about 0.2 s of CPU a look: the CLI's status and operations are what the
 # scenario checks once each wait is over.
 wait_phase() { # ID PHASE
-  local deadline=$((SECONDS + 60)) answer
+  local deadline=$((SECONDS + 60))
   while [ "$SECONDS" -lt "$deadline" ]; do
-    answer=$(agent_get "/v1/operations/$1") && [[ $answer == *"\"phase\":\"$2\""* ]] && return 0
+    agent_get "/v1/operations/$1" && [[ $agent_reply == *"\"phase\":\"$2\""* ]] && return 0
     nap 0.1
   done
   echo "operation $1 never reached $2" >&2; return 1
 }
 running_id() { # the id of the operation the daemon runs now, from status
-  local deadline=$((SECONDS + 60)) answer
+  local deadline=$((SECONDS + 60))
   while [ "$SECONDS" -lt "$deadline" ]; do
-    if answer=$(agent_get /v1/status); then
-      id=$(jq -r '.operations.running.id // empty' <<<"$answer")
+    if agent_get /v1/status; then
+      id=$(jq -r '.operations.running.id // empty' <<<"$agent_reply")
       [ -n "$id" ] && { echo "$id"; return 0; }
     fi
     nap 0.1
