@@ -1,6 +1,6 @@
 import { lstat, readlink } from 'node:fs/promises';
 import type { ActivationServicePlan } from '@aks-flex-node/api';
-import { fileSha256, makeIoError } from '@aks-flex-node/fs';
+import { fileDigest, makeIoError } from '@aks-flex-node/fs';
 import { isNotFound } from '@aks-flex-node/log';
 import { isRegularExecutable } from '../ensure-layout.js';
 import { resolveIfPresent } from '../resolve-link.js';
@@ -53,6 +53,8 @@ export function createFileInspector(): FileInspector {
       }
     },
     isRegularExecutable,
-    sha256: fileSha256,
+    // Through the identity-keyed cache: the active binary is the running
+    // daemon's, whose digest its start already took.
+    sha256: fileDigest,
   };
 }
