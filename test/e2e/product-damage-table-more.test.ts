@@ -191,7 +191,7 @@ const pollServing = String.raw`
 socket=$1 t0=$2 limit=$3
 ${shellPause}
 while now_ms; (( now - t0 < limit )); do
-  if answer=$(curl -sf --max-time 5 --unix-socket "$socket" http://agent/v1/status 2>/dev/null); then
+  if { answer=$(curl -sf --max-time 5 --unix-socket "$socket" http://agent/v1/status); } 2>/dev/null; then
     if jq -e '.startup.gate == "open"' <<<"$answer" >/dev/null; then
       now_ms; echo "$(( now - t0 ))"; exit 0
     fi

@@ -42,7 +42,7 @@ socket=$1 executable=$2 other_pid=$3 interval=$4
 daemon_field='"daemon":\{[^{}]*\}'
 pid_field='"pid":([0-9]+)'
 while :; do
-  if answer=$(curl -sf --max-time 5 --unix-socket "$socket" http://agent/v1/status 2>/dev/null); then
+  if { answer=$(curl -sf --max-time 5 --unix-socket "$socket" http://agent/v1/status); } 2>/dev/null; then
     now_ms
     if [[ $answer =~ $daemon_field ]]; then
       daemon=${'$'}{BASH_REMATCH[0]}

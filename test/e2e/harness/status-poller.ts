@@ -35,7 +35,7 @@ socket=$1 pause=$2 stop=$3
 rm -f "$stop"
 while [[ ! -e $stop ]]; do
   start=$EPOCHREALTIME
-  answer=$(curl -sS --max-time 30 --unix-socket "$socket" -w '\\n%{http_code}' http://localhost/v1/status 2>/dev/null)
+  { answer=$(curl -sS --max-time 30 --unix-socket "$socket" -w '\\n%{http_code}' http://localhost/v1/status); } 2>/dev/null
   end=$EPOCHREALTIME
   code=\${answer##*$'\\n'}
   [[ $code =~ ^[0-9]+$ ]] || code=0
