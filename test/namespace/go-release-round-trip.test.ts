@@ -36,7 +36,7 @@ member=aks-flex-node-linux-amd64
 mkdir -p /tmp/go-stage
 cp "$GO_RELEASE" "/tmp/go-stage/$member"
 chmod 755 "/tmp/go-stage/$member"
-tar -C /tmp/go-stage --owner=0 --group=0 --numeric-owner -czf /tmp/go-release.tar.gz "$member"
+tar -C /tmp/go-stage --owner=0 --group=0 --numeric-owner --use-compress-program='gzip -1' -cf /tmp/go-release.tar.gz "$member"
 GO_SHA=$(sha256sum /tmp/go-release.tar.gz | cut -d' ' -f1)
 machine_copy() { mkdir -p "$(dirname "$COPY")"; cp "$1" "$COPY"; }
 wait_signal_gone() { wait_until 60 "the signal stayed" test ! -e "$SIGNAL"; }

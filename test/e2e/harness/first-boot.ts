@@ -77,7 +77,9 @@ export async function packGoReleaseArchive(dir: string, executable: string): Pro
     '--numeric-owner',
     '--mode=0755',
     `--transform=s,^${path.basename(executable)}$,${member},`,
-    '-czf',
+    // gzip's fastest level, as release-archive.ts packs for the same reason.
+    '--use-compress-program=gzip -1',
+    '-cf',
     archive,
     path.basename(executable),
   ];

@@ -84,7 +84,10 @@ export async function packReleaseArchive(
     '--owner=0',
     '--group=0',
     '--numeric-owner',
-    '-czf',
+    // gzip's fastest level: a scenario's archive is read once, and every
+    // level is read alike; level 6 cost 5 s of CPU per 134 MB binary, level 1 1.9 s.
+    '--use-compress-program=gzip -1',
+    '-cf',
     archive,
     releaseMember,
   ];

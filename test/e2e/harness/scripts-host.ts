@@ -30,7 +30,19 @@ export async function packGoNamedArchive(dir: string): Promise<string> {
   for (const argv of [
     ['mkdir', '-p', stage],
     ['install', '-m', '0755', productBinary, path.join(stage, member)],
-    ['tar', '-C', stage, '--owner=0', '--group=0', '--numeric-owner', '-czf', archive, member],
+    // gzip's fastest level, as release-archive.ts packs for the same reason.
+    [
+      'tar',
+      '-C',
+      stage,
+      '--owner=0',
+      '--group=0',
+      '--numeric-owner',
+      '--use-compress-program=gzip -1',
+      '-cf',
+      archive,
+      member,
+    ],
   ]) {
     const result = await runProcess(argv, { timeoutMs: 120_000 });
     if (result.exitCode !== 0) {
