@@ -116,7 +116,7 @@ describe.skipIf(unavailable !== undefined)('the command line', () => {
     const run = runOnPrivateHost(String.raw`
       echo '{}' > /etc/cfg.json
       "$BINARY" agent --config /etc/cfg.json >/tmp/daemon.log 2>&1 & daemon=$!
-      for _ in $(seq 1 100); do "$BINARY" status >/dev/null 2>&1 && break; sleep 0.1; done
+      wait_for_gate
       kill -TERM "$daemon"; wait "$daemon" || true
       cp "$BINARY" /srv/aks-flex-node; chmod 755 /srv/aks-flex-node
       /srv/aks-flex-node agent-upgrade --preflight`);

@@ -67,6 +67,10 @@ unit_daemon() { # binary: started as the agent unit would start it
   echo "$pid" > /run/daemon.pid
 }
 status_of() { "$BINARY" status --json 2>/dev/null | jq -r "$1"; }
+# Whether the daemon's status answer holds TEXT, asked on its socket: the
+# waits below look ten times a second, and a look through the CLI was a start
+# of the 135 MB executable (the CLI's status is read once a case, by status_of).
+status_says() { agent_get /v1/status && [[ $agent_reply == *"$1"* ]]; }
 wait_for() { # what, then a test command
   local what=$1; shift
   wait_until 120 "never: $what" "$@" || { tail -30 /tmp/daemon.log >&2; return 1; }
@@ -169,7 +173,7 @@ const pausedMoves: PausedMove[] = [
       wait_for "the move paused" test -e /run/move-held
       echo "paused_gate=$(status_of .startup.gate)"`,
     resume: String.raw`
-      wait_for "the restart queued" sh -c '"$BINARY" status --json 2>/dev/null | grep -q restart-queued'
+      wait_for "the restart queued" status_says restart-queued
       echo "queued_state=$(state) restart=$(grep -c 'restart.*aks-flex-node-agent.service' /run/systemctl.log)"`,
     seen: { paused_gate: 'shut', queued_state: 'moving restart=1' },
     agentIn: 'legacy',
@@ -179,7 +183,7 @@ const pausedMoves: PausedMove[] = [
     name: 'daemon#8.4 pass 2 paused (restarted from the copy, legacy files not yet removed): reset is refused by the lock; after the move, reset leaves the host-root install whole',
     pause: String.raw`
       unit_daemon /usr/local/lib/aks-flex-node/aks-flex-node-current
-      wait_for "the restart queued" sh -c '"$BINARY" status --json 2>/dev/null | grep -q restart-queued'
+      wait_for "the restart queued" status_says restart-queued
       # The queued restart, as systemd runs it: stop, then start what the unit names.
       kill -TERM "$pid"; wait_gone
       touch /run/hold-move
@@ -187,7 +191,7 @@ const pausedMoves: PausedMove[] = [
       wait_for "pass 2 paused" test -e /run/move-held
       echo "paused_legacy=$(test -e /usr/local/lib/aks-flex-node/aks-flex-node-blue && echo kept || echo gone)"`,
     resume: String.raw`
-      wait_for "the move finished" sh -c '"$BINARY" status --json 2>/dev/null | grep -q "\"gate\":\"open\""'
+      wait_for "the move finished" status_says '"gate":"open"'
       echo "moved_state=$(state) move=$(status_of .startup.move)"`,
     seen: { paused_legacy: 'kept', moved_state: 'installed move=moved' },
     agentIn: 'host-root',

@@ -21,7 +21,6 @@ echo '{}' > /etc/cfg.json
 "$BINARY" agent --config /etc/cfg.json > /tmp/daemon.log 2>&1 &
 daemon=$!
 trap 'kill -TERM "$daemon" 2>/dev/null; wait "$daemon" 2>/dev/null || true' EXIT
-for _ in $(seq 1 100); do "$BINARY" status >/dev/null 2>&1 && break; sleep 0.1; done
 wait_for_gate
 member=aks-flex-node-linux-amd64
 [ "$(uname -m)" = aarch64 ] && member=aks-flex-node-linux-arm64
