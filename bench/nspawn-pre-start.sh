@@ -13,7 +13,8 @@
 # otherwise an interleaved timing loop.
 # Usage: bash bench/nspawn-pre-start.sh [binary]   (RUNS=30, OUT=dist/bench-nspawn-pre-start.json,
 #        JSON=1 prints the JSON on stdout instead of the table, METHOD=timing-loop
-#        interleaves the clients run by run even when hyperfine is installed)
+#        interleaves the clients run by run even when hyperfine is installed,
+#        MACHINES=0 leaves out the nspawn machines' root filesystems that a node has)
 set -euo pipefail
 
 readonly script_name=bench-nspawn-pre-start
@@ -22,6 +23,7 @@ readonly workspace
 binary=$(readlink -f "${1:-$workspace/dist/aks-flex-node}")
 readonly binary
 readonly runs=${RUNS:-30}
+readonly machines=${MACHINES:-1}
 readonly out=${OUT:-$workspace/dist/bench-nspawn-pre-start.json}
 readonly sock=/run/aks-flex-node/agent.sock
 # The pinned Node.js the executable embeds: the baseline of a bare start.
@@ -150,7 +152,8 @@ measure() { # scratch
   fi
   json=$(jq -n --arg method "$method" --argjson runs "$runs" --arg binary "$binary" \
     --argjson results "$(results_json "$times")" \
-    '{bench: "nspawn-pre-start", method: $method, runs: $runs, binary: $binary,
+    --argjson machines "$machines" \
+    '{bench: "nspawn-pre-start", method: $method, runs: $runs, binary: $binary, machines: ($machines == 1),
       request: "POST /v1/nspawn-machines/kube1/hooks", status_request: "GET /v1/status",
       results: $results,
       ratio_pre_start_to_curl: ($results["pre-start"].mean_ms / $results.curl.mean_ms),
@@ -169,6 +172,9 @@ inside() {
   local scratch daemon
   scratch=$(mktemp -d /var/tmp/aks-flex-node-bench-nspawn.XXXXXX)
   sandbox_private_host "$scratch"
+  # As on a node, unless MACHINES=0: the hook's request makes the daemon keep
+  # the starting machine's copy of the agent.
+  [[ $machines == 0 ]] || sandbox_lay_out_machines "$binary"
   echo '{}' >/etc/bench-config.json
   "$binary" agent --config /etc/bench-config.json >"$scratch/daemon.log" 2>&1 &
   daemon=$!

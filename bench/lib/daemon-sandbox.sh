@@ -17,6 +17,19 @@ sandbox_private_host() { # scratch
   mkdir -p /usr/local/bin
 }
 
+# The nspawn machines of a node (kube1, kube2), each root filesystem with the
+# copy of the agent the Go releases keep there (the kubelet's exec
+# credential). The daemon keeps the active machine's copy equal to current
+# and finds which machine that is by the copies' digests: a host without
+# them measures less than a node does.
+sandbox_lay_out_machines() { # binary
+  local machine
+  for machine in kube1 kube2; do
+    install -D -m 0755 "$1" "/var/lib/machines/$machine/usr/local/bin/aks-flex-node"
+    printf 'ID=ubuntu\nVERSION_ID="24.04"\n' | install -D -m 0644 /dev/stdin "/var/lib/machines/$machine/etc/os-release"
+  done
+}
+
 sandbox_wait_for_socket() {
   local _
   for _ in $(seq 1 100); do
