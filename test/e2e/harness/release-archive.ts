@@ -60,6 +60,27 @@ export async function readReleaseArchive(dir: string, version: string): Promise<
 }
 
 /**
+ * tar's command line that packs `member` of `stage` as a release archive:
+ * owner 0, no directory entries, at gzip's fastest level. A scenario's
+ * archive is read once and every level is read alike; level 6 cost 5 s of
+ * CPU per 134 MB binary, level 1 1.9 s.
+ */
+export function packArgv(stage: string, archive: string, member: string): string[] {
+  return [
+    'tar',
+    '-C',
+    stage,
+    '--owner=0',
+    '--group=0',
+    '--numeric-owner',
+    '--use-compress-program=gzip -1',
+    '-cf',
+    archive,
+    member,
+  ];
+}
+
+/**
  * Packs an executable as a release archive the way `scripts/build.mjs`
  * does: one regular file named {@link releaseMember}, mode 0755, owner 0,
  * no directory entries. The archive is named after `name`, in `dir`.
@@ -77,20 +98,7 @@ export async function packReleaseArchive(
   // Explicitly, because the umask decides what writeFile's mode becomes.
   await chmod(path.join(stage, releaseMember), 0o755);
   const archive = path.join(dir, `${name}.tar.gz`);
-  const argv = [
-    'tar',
-    '-C',
-    stage,
-    '--owner=0',
-    '--group=0',
-    '--numeric-owner',
-    // gzip's fastest level: a scenario's archive is read once, and every
-    // level is read alike; level 6 cost 5 s of CPU per 134 MB binary, level 1 1.9 s.
-    '--use-compress-program=gzip -1',
-    '-cf',
-    archive,
-    releaseMember,
-  ];
+  const argv = packArgv(stage, archive, releaseMember);
   const result = await runProcess(argv);
   if (result.exitCode !== 0) {
     throw new Error(`pack ${archive}\n${formatCommandResult(argv.join(' '), result)}`);

@@ -5,6 +5,7 @@ import { operationSchema, type Operation } from '@aks-flex-node/api';
 import { repoRoot } from './e2e-paths.js';
 import type { Host } from './host.js';
 import { productBinary } from './product.js';
+import { packArgv } from './release-archive.js';
 import { productPaths, productUnits } from './product-names.js';
 import { waitForStartSequence } from './product-status.js';
 import { readJournal } from './journal.js';
@@ -30,19 +31,7 @@ export async function packGoNamedArchive(dir: string): Promise<string> {
   for (const argv of [
     ['mkdir', '-p', stage],
     ['install', '-m', '0755', productBinary, path.join(stage, member)],
-    // gzip's fastest level, as release-archive.ts packs for the same reason.
-    [
-      'tar',
-      '-C',
-      stage,
-      '--owner=0',
-      '--group=0',
-      '--numeric-owner',
-      '--use-compress-program=gzip -1',
-      '-cf',
-      archive,
-      member,
-    ],
+    packArgv(stage, archive, member),
   ]) {
     const result = await runProcess(argv, { timeoutMs: 120_000 });
     if (result.exitCode !== 0) {
