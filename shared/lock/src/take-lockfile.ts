@@ -34,14 +34,28 @@ export async function takeLockfile(options: ActivationLockOptions): Promise<() =
   }
 }
 
-function lockOnce(options: ActivationLockOptions): Promise<() => Promise<void>> {
-  return lockfile.lock(path.dirname(options.lockPath), {
+async function lockOnce(options: ActivationLockOptions): Promise<() => Promise<void>> {
+  // Set before the release starts: proper-lockfile (4.1.2) refreshes the
+  // lock's mtime on a timer, and a refresh whose stat is in flight when the
+  // lock is released finds the directory gone and reports the lock
+  // compromised, although nothing took it. A CI run lost a healthy upgrade
+  // to that: the daemon exited 1 right after its switch, and the guard read
+  // the exit as the candidate's crash and rolled back.
+  let releasing = false;
+  const release = await lockfile.lock(path.dirname(options.lockPath), {
     lockfilePath: options.lockPath,
     realpath: false,
     retries: 0,
     stale: options.staleMs ?? 10_000,
     fs: rootOnlyFs,
     onCompromised: (error) => {
+      if (releasing) {
+        options.log.warn(
+          { err: error, path: options.lockPath },
+          'the activation lock refresh ran into its own release; nothing to do',
+        );
+        return;
+      }
       // The lock was taken from us (its directory removed or its mtime left stale
       // while the event loop stalled). Carrying on could let two activations
       // interleave, so the process stops here; systemd restarts the daemon.
@@ -49,6 +63,10 @@ function lockOnce(options: ActivationLockOptions): Promise<() => Promise<void>> 
       process.exit(1);
     },
   });
+  return () => {
+    releasing = true;
+    return release();
+  };
 }
 
 /**
