@@ -22,13 +22,18 @@ it('a refresh in flight when the lock is released does not end the process as a 
   // through: the timing a loaded host gave a CI run.
   const realStat = fs.stat;
   let armed = false;
-  let heldStat: (() => void) | undefined;
+  // Resolves once proper-lockfile's own callback for that stat has run.
+  let heldStat: (() => Promise<void>) | undefined;
   vi.spyOn(fs, 'stat').mockImplementation((file: fs.PathLike, ...rest: unknown[]) => {
     const callback = rest.at(-1) as (error: NodeJS.ErrnoException | null, stats?: fs.Stats) => void;
     if (armed && String(file) === lockPath && heldStat === undefined) {
-      heldStat = () => {
-        realStat(file, callback);
-      };
+      heldStat = () =>
+        new Promise<void>((resolve) => {
+          realStat(file, (error, stats) => {
+            callback(error, stats);
+            resolve();
+          });
+        });
       return;
     }
     (realStat as (...args: unknown[]) => void)(file, ...rest);
@@ -52,8 +57,8 @@ it('a refresh in flight when the lock is released does not end the process as a 
     { timeout: 5_000, interval: 50 },
   );
   await release();
-  heldStat?.();
-  // The stat's answer (ENOENT) comes back through libuv; give it time to land.
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // The stat's answer (ENOENT) reaches proper-lockfile's refresh, which
+  // reports the lock compromised at once, in that callback.
+  await heldStat?.();
   expect(exit).not.toHaveBeenCalled();
 });
