@@ -57,14 +57,10 @@ run_upgrade() {
 # the daemon's socket (agent_get), not the 135 MB CLI, whose start costs
 # about 0.2 s of CPU a look: the CLI's status and operations are what the
 # scenario checks once each wait is over.
-wait_phase() { # ID PHASE
-  local deadline=$((SECONDS + 60))
-  while [ "$SECONDS" -lt "$deadline" ]; do
-    agent_get "/v1/operations/$1" && [[ $agent_reply == *"\"phase\":\"$2\""* ]] && return 0
-    nap 0.1
-  done
-  echo "operation $1 never reached $2" >&2; return 1
+phase_is() { # ID PHASE
+  agent_get "/v1/operations/$1" && [[ $agent_reply == *"\"phase\":\"$2\""* ]]
 }
+wait_phase() { wait_until 60 "operation $1 never reached $2" phase_is "$1" "$2"; }
 running_id() { # the id of the operation the daemon runs now, from status
   local deadline=$((SECONDS + 60))
   while [ "$SECONDS" -lt "$deadline" ]; do
