@@ -36,10 +36,10 @@ export {
 } from './nspawn/nspawn-copy.js';
 export type { NspawnCopySync } from './nspawn/nspawn-copy.js';
 export { resolveIfPresent } from './resolve-link.js';
-export { readUpgradeSignal, readUpgradeSignalState } from './signal/upgrade-signal-file.js';
-export type { UpgradeSignalState } from './signal/upgrade-signal-file.js';
-export { readSettledSignal } from './signal/settle-corrupt-signal.js';
-export type { CorruptSignalSetAside } from './signal/settle-corrupt-signal.js';
+export { readUpgradeSignal, readUpgradeSignalState } from './upgrade/upgrade-state.js';
+export type { UpgradeSignalState } from './upgrade/upgrade-state.js';
+export { readSettledSignal } from './upgrade/upgrade-state.js';
+export type { CorruptSignalSetAside } from './upgrade/upgrade-state.js';
 export { describeAgentLink, inspectAgentLink } from './agent-link.js';
 export type { AgentLinkState } from './agent-link.js';
 export { convergeCurrentLink } from './upgrade/converge-current.js';
@@ -49,7 +49,7 @@ export { checkUpgradeSpace, planUpgradeWrites } from './upgrade/check-upgrade-sp
 export type { SpaceStep, UpgradeSpaceInput } from './upgrade/check-upgrade-space.js';
 export { inspectCandidate } from './upgrade/inspect-candidate.js';
 export { guardLegacySeed } from './upgrade/legacy-seed-guard.js';
-export { daemonInstanceId } from './signal/upgrade-signal-file.js';
+export { daemonInstanceId } from './upgrade/upgrade-state.js';
 export { judgeStartedUpgrade } from './upgrade/judge-started-upgrade.js';
 export type { JudgeOutcome } from './upgrade/judge-started-upgrade.js';
 export { resultFrom as upgradeResultFromSignal } from './upgrade/judge-started-upgrade.js';

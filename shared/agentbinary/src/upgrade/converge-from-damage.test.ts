@@ -4,8 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { reinstallCommand } from '@aks-flex-node/layout';
 import { isAgentError } from '@aks-flex-node/log';
 import { inspectAgentLink } from '../agent-link.js';
-import { readSettledSignal, type CorruptSignalSetAside } from '../signal/settle-corrupt-signal.js';
-import { readUpgradeSignalState } from '../signal/upgrade-signal-file.js';
+import {
+  readSettledSignal,
+  readUpgradeSignalState,
+  type CorruptSignalSetAside,
+} from './upgrade-state.js';
 import { convergeCurrentLink } from './converge-current.js';
 import { judgeStartedUpgrade } from './judge-started-upgrade.js';
 import { recoverAgentUpgrade } from './recover-agent-upgrade.js';

@@ -5,10 +5,15 @@ import { AgentError, isAgentError, messageOf, type Logger } from '@aks-flex-node
 import { isSlot, type AgentBinaryPaths } from '../agent-binary-paths.js';
 import { resolveIfPresent } from '../resolve-link.js';
 import { isNspawnMachine, nspawnCopyMatches, nspawnCopyPath } from '../nspawn/nspawn-copy.js';
-import { describeSetAside } from '../signal/settle-corrupt-signal.js';
-import { clearUpgradeSignal, writeUpgradeSignal } from '../signal/upgrade-signal-file.js';
 import { rollbackUpgradeFiles, type RollbackResult } from './rollback-files.js';
-import { settleUpgradeState, upgradeStateOf, type UpgradeState } from './upgrade-state.js';
+import {
+  clearUpgradeSignal,
+  describeSetAside,
+  settleUpgradeState,
+  upgradeStateOf,
+  writeUpgradeSignal,
+  type UpgradeState,
+} from './upgrade-state.js';
 
 /** What {@link judgeStartedUpgrade} needs. */
 export interface JudgeOptions {

@@ -1,10 +1,9 @@
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
 import type { Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
-import { writeUpgradeSignal } from '../signal/upgrade-signal-file.js';
 import { convergeCurrentLink } from './converge-current.js';
 import { rollbackUpgradeFiles, type RollbackResult } from './rollback-files.js';
-import { settleUpgradeState } from './upgrade-state.js';
+import { settleUpgradeState, writeUpgradeSignal } from './upgrade-state.js';
 
 /** The message recorded when the caller gives none. */
 export const defaultRecoveryMessage = 'upgraded daemon failed to start; restored last-good binary';

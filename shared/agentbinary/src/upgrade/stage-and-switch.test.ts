@@ -5,7 +5,7 @@ import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentError } from '@aks-flex-node/log';
 import { describe, expect, it } from 'vitest';
-import { daemonInstanceId } from '../signal/upgrade-signal-file.js';
+import { daemonInstanceId } from './upgrade-state.js';
 import { judgeStartedUpgrade } from './judge-started-upgrade.js';
 import { stageAndSwitch, type StageOptions } from './stage-and-switch.js';
 import {

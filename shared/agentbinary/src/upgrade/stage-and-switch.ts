@@ -15,16 +15,16 @@ import {
 } from '../agent-binary-paths.js';
 import { ensureAgentBinaryLayout } from '../ensure-layout.js';
 import { resolveIfPresent } from '../resolve-link.js';
+import { findActiveMachine, isNspawnMachine, syncNspawnCopy } from '../nspawn/nspawn-copy.js';
+import { inspectCandidate } from './inspect-candidate.js';
+import { rollbackUpgradeFiles } from './rollback-files.js';
 import {
   clearUpgradeSignal,
   daemonInstanceId,
   readUpgradeSignal,
   updateUpgradeSignal,
   writeUpgradeSignal,
-} from '../signal/upgrade-signal-file.js';
-import { findActiveMachine, isNspawnMachine, syncNspawnCopy } from '../nspawn/nspawn-copy.js';
-import { inspectCandidate } from './inspect-candidate.js';
-import { rollbackUpgradeFiles } from './rollback-files.js';
+} from './upgrade-state.js';
 
 // Candidates staged beside their slot, and the archive library's partial
 // members: one left by a crash is removed by the next upgrade (and at start).

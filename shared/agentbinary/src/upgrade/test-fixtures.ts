@@ -21,9 +21,8 @@ import type { HostRootPaths } from '@aks-flex-node/hostroot';
 import { createSilentLogger } from '@aks-flex-node/log';
 import { expect, onTestFinished } from 'vitest';
 import { agentBinaryPathsUnder, type AgentBinaryPaths } from '../agent-binary-paths.js';
-import { readUpgradeSignal, writeUpgradeSignal } from '../signal/upgrade-signal-file.js';
 import type { JudgeOptions } from './judge-started-upgrade.js';
-import { refusePendingUpgrade } from './upgrade-state.js';
+import { readUpgradeSignal, refusePendingUpgrade, writeUpgradeSignal } from './upgrade-state.js';
 import { stageAndSwitch, type StageOptions, type StageResult } from './stage-and-switch.js';
 
 export const log = createSilentLogger();

@@ -1,9 +1,273 @@
-import type { UpgradeSignal } from '@aks-flex-node/api';
-import { AgentError } from '@aks-flex-node/log';
+/**
+ * The AgentUpgrade's state, in one module: the signal file that records it
+ * (its read, its atomic write, and this daemon's id in it), a signal that
+ * does not parse settled from the links, and the state an upgrade is in,
+ * decided once from the signal and the `current` link.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { upgradeSignalSchema, type UpgradeSignal } from '@aks-flex-node/api';
+import { failpoint, failpoints } from '@aks-flex-node/failpoints';
+import {
+  corruptStampOf,
+  linkAside,
+  makeIoError,
+  removeOwned,
+  syncDirectory,
+  writeFileAtomic,
+} from '@aks-flex-node/fs';
+import { AgentError, isNotFound, messageOf, type Logger } from '@aks-flex-node/log';
 import { isSlot, type AgentBinaryPaths } from '../agent-binary-paths.js';
+import { inspectAgentLink } from '../agent-link.js';
 import { resolveIfPresent } from '../resolve-link.js';
-import { readSettledSignal, type SettleOptions } from '../signal/settle-corrupt-signal.js';
-import { readUpgradeSignal, readUpgradeSignalState } from '../signal/upgrade-signal-file.js';
+
+// The signal file: its read and its atomic write.
+
+/**
+ * What the signal file holds: nothing, a pending upgrade, or something no
+ * release could have meant (empty, not JSON, torn, the wrong shape). The one
+ * reader of the file; callers switch over the kind.
+ */
+export type UpgradeSignalState =
+  | { kind: 'absent' }
+  | { kind: 'pending'; signal: UpgradeSignal }
+  | {
+      kind: 'corrupt';
+      /** What is wrong with it, for the log and `status`. */
+      reason: string;
+      /** The operation id, when the damaged text still names one; the record of that operation is finished with it. */
+      salvagedOperation?: string;
+    };
+
+/** Reads the signal file's state. Throws HOST_ROOT_IO only when the file cannot be read at all. */
+export async function readUpgradeSignalState(file: string): Promise<UpgradeSignalState> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    if (isNotFound(error)) return { kind: 'absent' };
+    throw makeIoError('read', file, error);
+  }
+  if (text.trim() === '') return corrupt('it is empty', text);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return corrupt(`it is not valid JSON (${messageOf(error)})`, text);
+  }
+  const parsed = upgradeSignalSchema.safeParse(json);
+  if (!parsed.success) {
+    return corrupt(`it is not an upgrade signal (${z.prettifyError(parsed.error)})`, text);
+  }
+  return { kind: 'pending', signal: withoutEmptyFields(parsed.data) };
+}
+
+/**
+ * Reads the upgrade signal; undefined when there is none. A corrupt signal is
+ * an error, never "no signal": treating it as absent would let a new upgrade
+ * overwrite an unfinished one's record. The start, the guard and recovery
+ * set a corrupt one aside first ({@link readSettledSignal}).
+ */
+export async function readUpgradeSignal(file: string): Promise<UpgradeSignal | undefined> {
+  const state = await readUpgradeSignalState(file);
+  switch (state.kind) {
+    case 'absent':
+      return undefined;
+    case 'pending':
+      return state.signal;
+    case 'corrupt':
+      throw new AgentError(
+        'UPGRADE_FAILED',
+        `the upgrade signal ${file} is corrupt: ${state.reason}`,
+        {
+          path: file,
+          hint: 'restart the agent (`systemctl restart aks-flex-node-agent`): its start sets a corrupt signal aside and judges the current binary',
+        },
+      );
+    default: {
+      const unknown: never = state;
+      throw new Error(`unknown signal state ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+/** An operation id the torn text still names in full (a closing quote after it), or nothing. */
+const salvagePattern = /"operationName"\s*:\s*"([A-Za-z0-9][A-Za-z0-9._-]{0,127})"/;
+
+function corrupt(reason: string, text: string): UpgradeSignalState {
+  const salvaged = salvagePattern.exec(text)?.[1];
+  return salvaged === undefined
+    ? { kind: 'corrupt', reason }
+    : { kind: 'corrupt', reason, salvagedOperation: salvaged };
+}
+
+/** Writes the signal atomically: compact JSON, one line, mode 0600, empty fields left out. */
+export async function writeUpgradeSignal(file: string, signal: UpgradeSignal): Promise<void> {
+  await writeFileAtomic(file, `${JSON.stringify(withoutEmptyFields(signal))}\n`, { mode: 0o600 });
+}
+
+/** Reads, changes and writes back the signal. Throws when there is none: nothing may create one by accident. */
+export async function updateUpgradeSignal(
+  file: string,
+  patch: Partial<UpgradeSignal>,
+): Promise<UpgradeSignal> {
+  const current = await readUpgradeSignal(file);
+  if (current === undefined) {
+    throw new AgentError('UPGRADE_FAILED', `no pending AgentUpgrade signal at ${file}`, {
+      path: file,
+    });
+  }
+  const next = { ...current, ...patch };
+  await writeUpgradeSignal(file, next);
+  return next;
+}
+
+/** Removes the signal; no signal is fine. */
+export async function clearUpgradeSignal(file: string): Promise<void> {
+  await removeOwned(file);
+}
+
+function withoutEmptyFields(signal: UpgradeSignal): UpgradeSignal {
+  const entries = Object.entries(signal).filter(
+    ([, value]) => value !== undefined && value !== '' && value !== false,
+  );
+  return Object.fromEntries(entries) as UpgradeSignal;
+}
+
+/**
+ * This process's daemon instance id: 16 random bytes in hex, new for every
+ * process. The daemon that writes a signal must not judge it; the restarted
+ * one, with another id, does.
+ */
+export const daemonInstanceId: string = randomBytes(16).toString('hex');
+
+// A corrupt signal, set aside and settled from the links.
+
+/** What setting a corrupt signal aside did, for the log and `status`. */
+export interface CorruptSignalSetAside {
+  /** Where the damaged file is kept, for whoever wants to read it. */
+  setAsideAs: string;
+  reason: string;
+  /** The signal written in its place (current is to be judged again), or undefined when none was. */
+  rebuilt: UpgradeSignal | undefined;
+}
+
+/** What {@link readSettledSignal} needs; the caller holds the activation lock. */
+export interface SettleOptions {
+  paths: AgentBinaryPaths;
+  signalFile: string;
+  log: Logger;
+  now: () => Date;
+  /** Told when a corrupt signal was set aside (the daemon shows it in `status`). */
+  onSetAside?: (setAside: CorruptSignalSetAside) => void;
+}
+
+/**
+ * Reads the signal, setting a corrupt one aside first: the daemon's start,
+ * the upgrade guard and `recover-agent-upgrade` all read it through here, so
+ * none of them loops on a file no release could have meant. Returns the
+ * pending signal (possibly the one rebuilt from the links), or undefined.
+ */
+export async function readSettledSignal(
+  options: SettleOptions,
+): Promise<UpgradeSignal | undefined> {
+  const state = await readUpgradeSignalState(options.signalFile);
+  switch (state.kind) {
+    case 'absent':
+      return undefined;
+    case 'pending':
+      return state.signal;
+    case 'corrupt': {
+      const setAside = await setAsideCorruptSignal(options, state.reason, state.salvagedOperation);
+      options.onSetAside?.(setAside);
+      return setAside.rebuilt;
+    }
+    default: {
+      const unknown: never = state;
+      throw new Error(`unknown signal state ${JSON.stringify(unknown)}`);
+    }
+  }
+}
+
+/**
+ * Keeps the corrupt file under `<signal>.corrupt-<UTC time>`, then puts in
+ * its place what the links say. Every prefix converges: the copy is a hard
+ * link made before the signal changes, so a kill between the two steps
+ * leaves the corrupt signal where it was, and the next reader sets it aside
+ * again (one more copy, nothing lost).
+ *
+ * What replaces it (docs/upgrades.md, "A corrupt signal"): when `current`
+ * runs a slot other than last-good, nothing tells whether that slot was
+ * ever judged, so it is judged again: the rebuilt signal names it as a
+ * switched candidate. A current that starts and stays up is kept (a host
+ * whose switch never happened is never downgraded); one that cannot start
+ * is rolled back by the guard or the recovery unit. Otherwise the signal
+ * is removed: there is nothing to judge.
+ */
+async function setAsideCorruptSignal(
+  options: SettleOptions,
+  reason: string,
+  salvagedOperation: string | undefined,
+): Promise<CorruptSignalSetAside> {
+  const { signalFile, log } = options;
+  const now = options.now();
+  const setAsideAs = await linkAside(signalFile, now);
+  failpoint(failpoints.signalCorruptSetAside);
+  const rebuilt = await rebuildFromLinks(options.paths, {
+    operationName: salvagedOperation ?? `corrupt-signal-${corruptStampOf(now)}`,
+    startedAt: now.toISOString(),
+    corruptSignal: `${reason}; set aside as ${setAsideAs}`,
+  });
+  if (rebuilt === undefined) await removeOwned(signalFile);
+  else await writeUpgradeSignal(signalFile, rebuilt);
+  await syncDirectory(path.dirname(signalFile));
+  failpoint(failpoints.signalCorruptReplaced);
+  log.warn(
+    {
+      path: signalFile,
+      setAsideAs,
+      reason,
+      ...(rebuilt === undefined ? {} : { judgedAgain: rebuilt.candidatePath }),
+    },
+    rebuilt === undefined
+      ? 'set a corrupt AgentUpgrade signal aside; no upgrade is pending'
+      : 'set a corrupt AgentUpgrade signal aside; the current binary is judged again',
+  );
+  return { setAsideAs, reason, rebuilt };
+}
+
+/** What `status` says once a corrupt signal was set aside. */
+export function describeSetAside(setAside: CorruptSignalSetAside): string {
+  const what =
+    setAside.rebuilt === undefined
+      ? 'no AgentUpgrade was pending'
+      : `the current binary ${setAside.rebuilt.candidatePath ?? ''} is judged again`;
+  return `set a corrupt AgentUpgrade signal aside as ${setAside.setAsideAs} (${setAside.reason}); ${what}`;
+}
+
+/** The signal that judges `current` again, or undefined when there is nothing to judge. */
+async function rebuildFromLinks(
+  paths: AgentBinaryPaths,
+  fields: Pick<UpgradeSignal, 'operationName' | 'startedAt' | 'corruptSignal'>,
+): Promise<UpgradeSignal | undefined> {
+  const current = await inspectAgentLink(paths.current);
+  const lastGood = await inspectAgentLink(paths.lastGood);
+  // Only a runnable slot other than a runnable last-good can be an unjudged
+  // candidate with somewhere to roll back to; a current that cannot run is
+  // repointed at last-good by the caller instead.
+  if (current.kind !== 'runnable' || lastGood.kind !== 'runnable') return undefined;
+  if (current.target === lastGood.target || !isSlot(paths, current.target)) return undefined;
+  return {
+    ...fields,
+    candidatePath: current.target,
+    previousPath: lastGood.target,
+    switchCommitted: true,
+  };
+}
+
+// The upgrade's state, from the signal and the links.
 
 /**
  * Where an AgentUpgrade stands, decided once from the signal and the
