@@ -1,9 +1,11 @@
 export { activateCandidate } from './activation/activate-candidate.js';
 export { preflightCandidate } from './activation/preflight-candidate.js';
-export { hostCandidateTrust } from './activation/candidate-trust.js';
-export type { CandidateTrust } from './activation/candidate-trust.js';
-export { maxCandidateBytes, openTrustedCandidate } from './activation/open-trusted-candidate.js';
-export type { TrustedCandidate } from './activation/open-trusted-candidate.js';
+export {
+  hostCandidateTrust,
+  maxCandidateBytes,
+  openTrustedCandidate,
+} from './activation/trusted-candidate.js';
+export type { CandidateTrust, TrustedCandidate } from './activation/trusted-candidate.js';
 export { snapshotCandidate } from './activation/snapshot-candidate.js';
 export { agentBinaryPathsUnder } from './agent-binary-paths.js';
 export { createHost } from './host.js';

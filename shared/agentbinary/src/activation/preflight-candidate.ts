@@ -4,11 +4,14 @@ import { hostRootMarkers, type HostPaths } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
 import { agentBinaryPathsUnder } from '../agent-binary-paths.js';
 import { createFileInspector } from './activation-inspector.js';
-import { hostCandidateTrust, type CandidateTrust } from './candidate-trust.js';
 import { createFlexActivationService } from './flex-activation-service.js';
-import { openTrustedCandidate } from './open-trusted-candidate.js';
 import { planActivation } from './plan-activation.js';
 import type { ServiceHost } from './service-host.js';
+import {
+  hostCandidateTrust,
+  openTrustedCandidate,
+  type CandidateTrust,
+} from './trusted-candidate.js';
 
 /** What {@link preflightCandidate} needs. */
 export interface PreflightCandidateOptions {

@@ -2,8 +2,12 @@ import { mkdir, mkdtemp, open, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { makeIoError } from '@aks-flex-node/fs';
-import { hostCandidateTrust, type CandidateTrust } from './candidate-trust.js';
-import { openTrustedCandidate, refuseSharedStaging } from './open-trusted-candidate.js';
+import {
+  hostCandidateTrust,
+  openTrustedCandidate,
+  refuseSharedStaging,
+  type CandidateTrust,
+} from './trusted-candidate.js';
 
 /** A private copy of a candidate binary. */
 export interface CandidateSnapshot {

@@ -5,7 +5,7 @@ import {
   distrustOfStaging,
   hostCandidateTrust,
   type EntryFacts,
-} from './candidate-trust.js';
+} from './trusted-candidate.js';
 
 const nobody = 65534;
 const file = (uid: number, mode: number): EntryFacts => ({
