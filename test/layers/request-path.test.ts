@@ -20,7 +20,7 @@ const theSwitch = 'shared/agentbinary/src/upgrade/stage-and-switch.ts';
  * Issue 25's goal is 8 files; the honest count is well above it. The path may
  * only shrink: lower this as files leave it, down to the goal.
  */
-const maxFiles = 14;
+const maxFiles = 12;
 const maxCallbacks = 2;
 
 /** The numbered files of docs/architecture.md's "Follow a request" section, in order. */
@@ -98,13 +98,13 @@ describe('how the path and the callbacks are counted', () => {
       requestFiles([
         'services/supervisor/src/routes/agent-upgrades.ts',
         'services/supervisor/src/routes/zod-type-provider.ts',
-        'shared/agentbinary/src/upgrade/inspect-candidate.ts',
+        'shared/agentbinary/src/upgrade/upgrade-state.ts',
         'shared/agentbinary/src/host.ts',
         'shared/fs/src/sync-directory.ts',
       ]),
     ).toEqual([
       'services/supervisor/src/routes/agent-upgrades.ts',
-      'shared/agentbinary/src/upgrade/inspect-candidate.ts',
+      'shared/agentbinary/src/upgrade/upgrade-state.ts',
     ]);
   });
 

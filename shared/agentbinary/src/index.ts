@@ -49,7 +49,7 @@ export type { CurrentConvergence } from './upgrade/converge-current.js';
 export { candidateSlotFor } from './agent-binary-paths.js';
 export { checkUpgradeSpace, planUpgradeWrites } from './upgrade/check-upgrade-space.js';
 export type { SpaceStep, UpgradeSpaceInput } from './upgrade/check-upgrade-space.js';
-export { inspectCandidate } from './upgrade/inspect-candidate.js';
+export { inspectCandidate } from './upgrade/stage-and-switch.js';
 export { guardLegacySeed } from './upgrade/legacy-seed-guard.js';
 export { daemonInstanceId } from './upgrade/upgrade-state.js';
 export { judgeStartedUpgrade } from './upgrade/judge-started-upgrade.js';
@@ -62,7 +62,7 @@ export {
 } from './upgrade/operation-records.js';
 export type { OperationRecords } from './upgrade/operation-records.js';
 export { recoverAgentUpgrade } from './upgrade/recover-agent-upgrade.js';
-export type { MachineCopyFailure, RollbackResult } from './upgrade/rollback-files.js';
+export type { MachineCopyFailure, RollbackResult } from './upgrade/stage-and-switch.js';
 export { refusePendingUpgrade } from './upgrade/upgrade-state.js';
 export {
   mayHaveSwitched,

@@ -8,7 +8,7 @@ import {
 } from '@aks-flex-node/lock';
 import { AgentError, isAgentError, type Logger } from '@aks-flex-node/log';
 import { agentBinaryPathsUnder } from '../agent-binary-paths.js';
-import { inspectCandidate } from '../upgrade/inspect-candidate.js';
+import { inspectCandidate } from '../upgrade/stage-and-switch.js';
 import { guardLegacySeed } from '../upgrade/legacy-seed-guard.js';
 import { activateInLayout } from './activate-in-layout.js';
 import { createFileInspector } from './activation-inspector.js';

@@ -3,8 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { repairForWrite } from '@aks-flex-node/fs';
 import { judgeStartedUpgrade } from '../upgrade/judge-started-upgrade.js';
-import { stageAndSwitch } from '../upgrade/stage-and-switch.js';
-import { rollbackUpgradeFiles } from '../upgrade/rollback-files.js';
+import { rollbackUpgradeFiles, stageAndSwitch } from '../upgrade/stage-and-switch.js';
 import {
   fakeJudgeHost,
   fakeStageHost,

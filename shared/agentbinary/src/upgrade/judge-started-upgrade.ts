@@ -5,7 +5,7 @@ import { AgentError, isAgentError, messageOf, type Logger } from '@aks-flex-node
 import { isSlot, type AgentBinaryPaths } from '../agent-binary-paths.js';
 import { resolveIfPresent } from '../resolve-link.js';
 import { isNspawnMachine, nspawnCopyMatches, nspawnCopyPath } from '../nspawn/nspawn-copy.js';
-import { rollbackUpgradeFiles, type RollbackResult } from './rollback-files.js';
+import { rollbackUpgradeFiles, type RollbackResult } from './stage-and-switch.js';
 import {
   clearUpgradeSignal,
   describeSetAside,

@@ -2,7 +2,7 @@ import { failpoint, failpoints } from '@aks-flex-node/failpoints';
 import type { Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from '../agent-binary-paths.js';
 import { convergeCurrentLink } from './converge-current.js';
-import { rollbackUpgradeFiles, type RollbackResult } from './rollback-files.js';
+import { rollbackUpgradeFiles, type RollbackResult } from './stage-and-switch.js';
 import { settleUpgradeState, writeUpgradeSignal } from './upgrade-state.js';
 
 /** The message recorded when the caller gives none. */

@@ -1,13 +1,23 @@
-// Over 300 lines because it is three tables (switches, refusals, sequences) over one set of
-// fakes; split apart, each would repeat the call order and the invariants.
+// Over 300 lines because it is five tables (switches, refusals, sequences, the
+// inspection, rollbacks) over one set of fakes; split apart, each would repeat the
+// call order and the invariants.
 import { realpathSync, rmSync } from 'node:fs';
-import { readdir, readFile, readlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, readlink, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
-import { AgentError } from '@aks-flex-node/log';
-import { describe, expect, it } from 'vitest';
+import type { UpgradeSignal } from '@aks-flex-node/api';
+import { hostPathsUnder, type HostPaths } from '@aks-flex-node/layout';
+import { AgentError, isAgentError } from '@aks-flex-node/log';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { daemonInstanceId } from './upgrade-state.js';
 import { judgeStartedUpgrade } from './judge-started-upgrade.js';
-import { stageAndSwitch, type StageOptions } from './stage-and-switch.js';
+import {
+  inspectCandidate,
+  isOneBarePath,
+  rollbackUpgradeFiles,
+  stageAndSwitch,
+  type StageOptions,
+} from './stage-and-switch.js';
 import {
   assertInvariants,
   at,
@@ -16,6 +26,8 @@ import {
   fakeStageHost,
   installedLayout,
   legacyPlainBinary,
+  link,
+  log,
   newLayout,
   operationId,
   readSignal,
@@ -24,6 +36,7 @@ import {
   selection,
   signalBytes,
   upgradeUnderLock,
+  writeSignal,
   type BinaryName,
   type FakeFetch,
   type Layout,
@@ -465,5 +478,188 @@ describe('stageAndSwitch: cancel (issue 12 item 4)', () => {
     });
     expect(path.basename(result.candidate)).toContain('green');
     expect(await selection(l)).toMatchObject({ current: 'green', lastGood: 'blue' });
+  });
+});
+
+describe('inspectCandidate on an installed host', () => {
+  // Whether a candidate knows the host root is decided as the Go releases decide
+  // it (spec daemon 7.1): its `host-root` command prints one bare path, the one
+  // this host uses. Go releases have no `version --json`.
+  let tmp: string;
+  let paths: HostPaths;
+  beforeEach(async () => {
+    tmp = await mkdtemp(path.join(os.tmpdir(), 'inspect-candidate-'));
+    paths = hostPathsUnder(tmp);
+    await mkdir(paths.root, { recursive: true }); // an installed host: the root is a directory
+  });
+  afterEach(async () => {
+    await rm(tmp, { recursive: true, force: true });
+  });
+
+  /** A Go-style release: `version` prints text, `version --json` is an unknown flag, `host-root` prints `hostRoot`. */
+  async function goRelease(hostRoot: string | undefined): Promise<string> {
+    const file = path.join(tmp, 'candidate');
+    const hostRootCase = hostRoot === undefined ? '' : `host-root) printf '%s\\n' '${hostRoot}' ;;`;
+    await writeFile(
+      file,
+      `#!/bin/sh
+case "$1 $2" in
+  "version ") echo "aks-flex-node version v0.9.0" ;;
+  "version --json") echo "Error: unknown flag: --json" >&2; exit 1 ;;
+  *) case "$1" in ${hostRootCase} *) echo "Error: unknown command" >&2; exit 1 ;; esac ;;
+esac
+`,
+      { mode: 0o755 },
+    );
+    return file;
+  }
+
+  it('accepts a Go release whose host-root prints this host root', async () => {
+    const info = await inspectCandidate(await goRelease(paths.root), paths);
+    expect(info.capabilities).toEqual([]);
+  });
+
+  it('refuses a release without a host-root command: it predates the host root', async () => {
+    await expect(inspectCandidate(await goRelease(undefined), paths)).rejects.toSatisfy(
+      (error) => isAgentError(error, 'UPGRADE_REFUSED') && error.message.includes('host-root'),
+    );
+  });
+
+  it('refuses a release that uses another host root, naming both', async () => {
+    await expect(inspectCandidate(await goRelease('/usr/local'), paths)).rejects.toSatisfy(
+      (error) =>
+        isAgentError(error, 'UPGRADE_REFUSED') &&
+        error.message.includes('/usr/local') &&
+        error.message.includes(paths.root),
+    );
+  });
+});
+
+describe('isOneBarePath', () => {
+  it.each([
+    ['/opt/unbounded/agent\n', true],
+    ['/usr/local\n', true],
+    ['/opt/unbounded/agent', false],
+    ['/opt/unbounded/agent\n\n', false],
+    ['host root: /opt/unbounded/agent\n', false],
+    [' /opt/unbounded/agent\n', false],
+    ['{"path":"/opt/unbounded/agent"}\n', false],
+    ['relative/path\n', false],
+  ])('%j is %s', (output, expected) => {
+    expect(isOneBarePath(output)).toBe(expected);
+  });
+});
+
+interface RollbackCase {
+  setup: (l: Layout) => Promise<void>;
+  /** The signal the caller passes; undefined is "no signal". */
+  signal: (l: Layout) => Partial<UpgradeSignal> | undefined;
+  /** What the first and the second run report; omitted when the rollback must fail. */
+  rolledBack?: readonly [boolean, boolean];
+  error?: RegExp;
+  after: { current: BinaryName | 'missing'; lastGood: BinaryName | 'missing' };
+}
+
+const rollbacks: Record<string, RollbackCase> = {
+  'agentbinary§3.5 step 1 no signal: nothing to do': {
+    setup: (l) => installedLayout(l, 'green', 'blue'),
+    signal: () => undefined,
+    rolledBack: [false, false],
+    after: { current: 'green', lastGood: 'blue' },
+  },
+  'agentbinary#18 a candidate but no switch, and the candidate not active: no downgrade': {
+    setup: (l) => installedLayout(l, 'green', 'blue'),
+    signal: (l) => ({ candidatePath: l.paths.blue, previousPath: l.paths.green }),
+    rolledBack: [false, false],
+    after: { current: 'green', lastGood: 'blue' },
+  },
+  'agentbinary#12 a committed switch to green goes back to last-good blue': {
+    setup: (l) => installedLayout(l, 'green', 'blue'),
+    signal: (l) => ({ candidatePath: l.paths.green, switchCommitted: true }),
+    rolledBack: [true, true],
+    after: { current: 'blue', lastGood: 'blue' },
+  },
+  'agentbinary§3.5 step 2 the candidate active without a commit (killed in between) goes back': {
+    setup: (l) => installedLayout(l, 'green', 'blue'),
+    signal: (l) => ({ candidatePath: l.paths.green }),
+    // Once current is back this signal no longer shows a switch, so a retry reports no
+    // rollback; judge and recovery record recoveryRequired first, so theirs still do.
+    rolledBack: [true, false],
+    after: { current: 'blue', lastGood: 'blue' },
+  },
+  'agentbinary§3.5 step 3 recoveryRequired restores last-good even with no candidate recorded': {
+    setup: (l) => installedLayout(l, 'green', 'blue'),
+    signal: () => ({ recoveryRequired: true, failure: 'daemon failed' }),
+    rolledBack: [true, true],
+    after: { current: 'blue', lastGood: 'blue' },
+  },
+  'agentbinary§3.5 step 5 current already on last-good counts as rolled back and is left as it is':
+    {
+      setup: (l) => installedLayout(l, 'blue', 'blue'),
+      signal: (l) => ({ candidatePath: l.paths.green, switchCommitted: true }),
+      rolledBack: [true, true],
+      after: { current: 'blue', lastGood: 'blue' },
+    },
+  'agentbinary#51 a candidate that only looks like a slot is never taken as active': {
+    setup: (l) => installedLayout(l, 'lookAlike', 'blue'),
+    signal: (l) => ({ candidatePath: l.lookAlike }),
+    rolledBack: [false, false],
+    after: { current: 'lookAlike', lastGood: 'blue' },
+  },
+  'agentbinary#19 recoveryRequired and no last-good is an error naming last-good': {
+    setup: async (l) => {
+      await installedLayout(l, 'green', 'blue');
+      await rm(l.paths.lastGood);
+    },
+    signal: (l) => ({ candidatePath: l.paths.green, recoveryRequired: true }),
+    error: /resolve last-good agent binary .*: it is missing or dangling/,
+    after: { current: 'green', lastGood: 'missing' },
+  },
+  'agentbinary#13 a committed switch to blue with no links at all is an error': {
+    setup: async (l) => {
+      await blueOnly(l);
+    },
+    signal: (l) => ({ candidatePath: l.paths.blue, switchCommitted: true }),
+    error: /resolve last-good agent binary/,
+    after: { current: 'missing', lastGood: 'missing' },
+  },
+  'agentbinary§3.5 step 4 a dangling last-good is an error, never a target': {
+    setup: async (l) => {
+      await installedLayout(l, 'green', 'blue');
+      await link(l.paths.lastGood, path.join(l.paths.slotDir, 'aks-flex-node-removed'));
+    },
+    signal: (l) => ({ candidatePath: l.paths.green, switchCommitted: true }),
+    error: /missing or dangling/,
+    after: { current: 'green', lastGood: 'missing' },
+  },
+};
+
+describe('rollbackUpgradeFiles (spec agentbinary §3.5; every row runs twice)', () => {
+  it.each(Object.entries(rollbacks))('%s', async (_name, row) => {
+    const l = await newLayout();
+    await row.setup(l);
+    const fields = row.signal(l);
+    const signal = fields === undefined ? undefined : { operationName: operationId, ...fields };
+    // The caller's signal file is the caller's: a rollback never writes or removes it.
+    if (signal !== undefined) await writeSignal(l, signal);
+    const signalBefore = await signalBytes(l);
+    for (let run = 1; run <= 2; run++) {
+      if (row.error !== undefined) {
+        await expect(rollbackUpgradeFiles(l.paths, signal, log)).rejects.toMatchObject({
+          code: 'UPGRADE_FAILED',
+          path: l.paths.lastGood,
+          message: expect.stringMatching(row.error) as unknown,
+        });
+      } else {
+        const result = await rollbackUpgradeFiles(l.paths, signal, log);
+        expect(result).toEqual({
+          rolledBack: row.rolledBack?.[run - 1],
+          current: row.after.current === 'missing' ? undefined : at(l, row.after.current),
+        });
+      }
+      expect(await selection(l)).toEqual(row.after);
+      expect(await signalBytes(l)).toBe(signalBefore);
+      await assertInvariants(l);
+    }
   });
 });

@@ -1,11 +1,18 @@
+/**
+ * The switch, with its inspection and its undo: stages a candidate beside
+ * the inactive slot, runs it and refuses one that cannot serve this host
+ * root, and switches `current` to it; and the rollback that points `current`
+ * back at last-good when the switch may have happened, which a failed stage
+ * runs here and the judgement and recovery after a restart run again.
+ */
 import { randomBytes } from 'node:crypto';
 import { readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { VersionInfo } from '@aks-flex-node/api';
+import { versionInfoSchema, type UpgradeSignal, type VersionInfo } from '@aks-flex-node/api';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
-import { replaceSymlinkAtomic, syncDirectory } from '@aks-flex-node/fs';
-import type { HostRootPaths } from '@aks-flex-node/hostroot';
-import { AgentError, messageOf, type Logger } from '@aks-flex-node/log';
+import { checkBinaryRuns, replaceSymlinkAtomic, syncDirectory } from '@aks-flex-node/fs';
+import { hostRootState, type HostRootPaths } from '@aks-flex-node/hostroot';
+import { AgentError, isAgentError, messageOf, type Logger } from '@aks-flex-node/log';
 import type { Host } from '../host.js';
 import {
   candidateSlotFor,
@@ -15,16 +22,23 @@ import {
 } from '../agent-binary-paths.js';
 import { ensureAgentBinaryLayout } from '../ensure-layout.js';
 import { resolveIfPresent } from '../resolve-link.js';
-import { findActiveMachine, isNspawnMachine, syncNspawnCopy } from '../nspawn/nspawn-copy.js';
-import { inspectCandidate } from './inspect-candidate.js';
-import { rollbackUpgradeFiles } from './rollback-files.js';
+import {
+  findActiveMachine,
+  isNspawnMachine,
+  syncNspawnCopy,
+  type NspawnMachine,
+} from '../nspawn/nspawn-copy.js';
 import {
   clearUpgradeSignal,
   daemonInstanceId,
+  mayHaveSwitched,
   readUpgradeSignal,
   updateUpgradeSignal,
+  upgradeStateOf,
   writeUpgradeSignal,
 } from './upgrade-state.js';
+
+// The switch.
 
 // Candidates staged beside their slot, and the archive library's partial
 // members: one left by a crash is removed by the next upgrade (and at start).
@@ -236,4 +250,196 @@ async function abortUpgrade(
       'AgentUpgrade failed and its rollback failed too; the signal is kept so the next start retries',
     );
   }
+}
+
+// The inspection: the candidate runs, and it can serve this host root.
+
+const versionTimeoutMs = 30_000;
+
+/**
+ * Runs the installed candidate and refuses one that cannot serve this host.
+ * A release that predates the host root cannot find its files on a host
+ * whose root is a real directory: it would only fail and roll back later, so
+ * it is refused before the switch. On a linked host such a release still
+ * finds its files under the legacy root and is accepted.
+ */
+export async function inspectCandidate(slot: string, paths: HostRootPaths): Promise<VersionInfo> {
+  const info = await readVersionInfo(slot);
+  const state = await hostRootState(paths);
+  const needsHostRoot = state === 'installed' || state === 'moving';
+  if (needsHostRoot && !(await knowsHostRoot(slot, info, paths.root))) {
+    const what =
+      info.version === olderRelease
+        ? 'has no `host-root` command that prints one path'
+        : `${info.version} has no \`host-root\` command that prints one path, nor the host-root capability`;
+    throw new AgentError(
+      'UPGRADE_REFUSED',
+      `the candidate ${what}, so it predates the host root and cannot find its files under ${paths.root}`,
+      {
+        path: slot,
+        hint: 'upgrade to a release that supports the host root; to go back to an older release, reset and reinstall it',
+      },
+    );
+  }
+  return info;
+}
+
+const olderRelease = 'unknown (a release without version --json)';
+
+/**
+ * Whether a candidate knows the host root, decided as the Go releases decide
+ * it (spec daemon 7.1): its `host-root` command exists and prints one bare
+ * absolute path on one line. Go releases that know the host root have that
+ * command but no `version --json`, so the capability this product announces
+ * is only a shortcut, never required.
+ */
+async function knowsHostRoot(slot: string, info: VersionInfo, root: string): Promise<boolean> {
+  if (info.capabilities.includes('host-root')) return true;
+  let output: string;
+  try {
+    output = await checkBinaryRuns(slot, { args: ['host-root'], timeoutMs: versionTimeoutMs });
+  } catch {
+    // A release without the command fails it: it predates the host root.
+    return false;
+  }
+  if (!isOneBarePath(output)) return false;
+  // As the Go guard compares it: a release that would look elsewhere cannot serve this host.
+  const used = output.trim();
+  if (used !== root) {
+    throw new AgentError(
+      'UPGRADE_REFUSED',
+      `the candidate uses the host root ${used}, but this host uses ${root}`,
+      { path: slot, hint: 'upgrade to a release built for this host root' },
+    );
+  }
+  return true;
+}
+
+/** One absolute path and its newline, nothing else: what the Go guard compares. */
+export function isOneBarePath(output: string): boolean {
+  const lines = output.split('\n');
+  const [first] = lines;
+  return (
+    lines.length === 2 &&
+    lines[1] === '' &&
+    first !== undefined &&
+    first.startsWith('/') &&
+    first.trim() === first &&
+    !first.includes('\0')
+  );
+}
+
+async function readVersionInfo(slot: string): Promise<VersionInfo> {
+  try {
+    const output = await checkBinaryRuns(slot, {
+      args: ['version', '--json'],
+      timeoutMs: versionTimeoutMs,
+    });
+    const parsed = versionInfoSchema.safeParse(parseLastLine(output));
+    if (parsed.success) return parsed.data;
+  } catch {
+    // An older release rejects the flag; whether it runs at all is checked below.
+  }
+  await checkBinaryRuns(slot, { args: ['version'], timeoutMs: versionTimeoutMs }).catch(
+    (error: unknown) => {
+      throw new AgentError(
+        'UPGRADE_REFUSED',
+        `the candidate ${slot} does not run: \`version\` failed`,
+        {
+          path: slot,
+          cause: error,
+          hint: 'check that the archive is an aks-flex-node release for this architecture',
+        },
+      );
+    },
+  );
+  return { version: olderRelease, commit: '', arch: process.arch, node: '', capabilities: [] };
+}
+
+function parseLastLine(output: string): unknown {
+  try {
+    return JSON.parse(output.trim().split('\n').at(-1) ?? '');
+  } catch {
+    return undefined;
+  }
+}
+
+// The undo: `current` back at last-good when the switch may have happened.
+
+/** A machine's copy of the agent that could not be made equal to `current`. */
+export interface MachineCopyFailure {
+  machine: NspawnMachine;
+  /** Why, with the path and the repair (`hint`). */
+  error: AgentError;
+}
+
+/** What a rollback did. */
+export interface RollbackResult {
+  rolledBack: boolean;
+  /** Where `current` resolves afterwards. */
+  current: string | undefined;
+  /** Set when the links were restored but the active machine's copy was not. */
+  machineCopy?: MachineCopyFailure;
+}
+
+/**
+ * Points `current` back at last-good when the signal's state shows the
+ * switch may have happened ({@link mayHaveSwitched}: switched, committed, or
+ * failed after a possible switch). Otherwise it does nothing: a host whose
+ * switch never happened is never downgraded. Idempotent; the caller keeps the signal
+ * until it succeeded, so a failed rollback is retried.
+ *
+ * Throws UPGRADE_FAILED when last-good cannot be resolved.
+ */
+export async function rollbackUpgradeFiles(
+  paths: AgentBinaryPaths,
+  signal: UpgradeSignal | undefined,
+  log: Logger,
+): Promise<RollbackResult> {
+  const current = await resolveIfPresent(paths.current);
+  const state = await upgradeStateOf(paths, signal);
+  if (state.kind === 'none' || !mayHaveSwitched(state)) return { rolledBack: false, current };
+  const { activeMachine } = state.signal;
+  const lastGood = await resolveIfPresent(paths.lastGood);
+  if (lastGood === undefined) {
+    throw new AgentError(
+      'UPGRADE_FAILED',
+      `resolve last-good agent binary ${paths.lastGood}: it is missing or dangling`,
+      {
+        path: paths.lastGood,
+        hint: 'reinstall the agent with `aks-flex-node start` from a known-good release',
+      },
+    );
+  }
+  if (current !== lastGood) {
+    await replaceSymlinkAtomic(paths.current, lastGood);
+    log.info({ current: lastGood, from: current }, 'pointed current back at the last-good binary');
+  }
+  failpoint(failpoints.rollbackCurrentRestored);
+  if (!isNspawnMachine(activeMachine)) return { rolledBack: true, current: lastGood };
+  // The links are the agent, and they are restored: a copy that cannot be
+  // written (a read-only mount, an immutable file) is reported beside the
+  // result, never a rollback undone or failed, so the node runs last-good
+  // and takes changes while the copy is repaired and retried.
+  try {
+    await syncNspawnCopy(paths.machinesDir, activeMachine, lastGood, log);
+    return { rolledBack: true, current: lastGood };
+  } catch (error) {
+    const failure = toAgentError(error);
+    log.error(
+      { err: failure, machine: activeMachine },
+      "rolled back to last-good, but the machine's copy of the agent still differs from it",
+    );
+    return {
+      rolledBack: true,
+      current: lastGood,
+      machineCopy: { machine: activeMachine, error: failure },
+    };
+  }
+}
+
+function toAgentError(error: unknown): AgentError {
+  return isAgentError(error)
+    ? error
+    : new AgentError('HOST_ROOT_IO', messageOf(error), { cause: error });
 }
