@@ -47,10 +47,13 @@ export type { AgentLinkState } from './agent-link.js';
 export { convergeCurrentLink } from './upgrade/converge-current.js';
 export type { CurrentConvergence } from './upgrade/converge-current.js';
 export { candidateSlotFor } from './agent-binary-paths.js';
-export { checkUpgradeSpace, planUpgradeWrites } from './upgrade/check-upgrade-space.js';
-export type { SpaceStep, UpgradeSpaceInput } from './upgrade/check-upgrade-space.js';
+export {
+  checkUpgradeSpace,
+  guardLegacySeed,
+  planUpgradeWrites,
+} from './upgrade/upgrade-refusals.js';
+export type { SpaceStep, UpgradeSpaceInput } from './upgrade/upgrade-refusals.js';
 export { inspectCandidate } from './upgrade/stage-and-switch.js';
-export { guardLegacySeed } from './upgrade/legacy-seed-guard.js';
 export { daemonInstanceId } from './upgrade/upgrade-state.js';
 export { judgeStartedUpgrade } from './upgrade/judge-started-upgrade.js';
 export type { JudgeOutcome } from './upgrade/judge-started-upgrade.js';

@@ -9,7 +9,7 @@ import {
 import { AgentError, isAgentError, type Logger } from '@aks-flex-node/log';
 import { agentBinaryPathsUnder } from '../agent-binary-paths.js';
 import { inspectCandidate } from '../upgrade/stage-and-switch.js';
-import { guardLegacySeed } from '../upgrade/legacy-seed-guard.js';
+import { guardLegacySeed } from '../upgrade/upgrade-refusals.js';
 import { activateInLayout } from './activate-in-layout.js';
 import { createFileInspector } from './activation-inspector.js';
 import { createFlexActivationService } from './flex-activation-service.js';

@@ -1,10 +1,19 @@
+/**
+ * The refusals shared/agentbinary makes of an upgrade before it writes
+ * anything: the disks cannot hold its writes to its end, or a legacy seed
+ * would let a release that predates the host root adopt it after the switch.
+ */
 import { lstat, stat, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { makeIoError } from '@aks-flex-node/fs';
+import { isLegacyReleased, removeLegacySeed, type HostRootPaths } from '@aks-flex-node/hostroot';
 import { nspawnLifecycleFile } from '@aks-flex-node/layout';
-import { AgentError, isNotFound } from '@aks-flex-node/log';
+import { AgentError, isNotFound, type Logger } from '@aks-flex-node/log';
 import { candidateSlotFor, type AgentBinaryPaths } from '../agent-binary-paths.js';
+import { isRegularExecutable } from '../ensure-layout.js';
 import { resolveIfPresent } from '../resolve-link.js';
+
+// The space the upgrade's writes need.
 
 /**
  * One write or removal an upgrade makes, in the order it makes them:
@@ -141,4 +150,53 @@ async function freeBytes(dir: string): Promise<number> {
 
 function mebibytes(bytes: number): string {
   return `${Math.ceil(bytes / 2 ** 20)} MiB`;
+}
+
+// The legacy seed, before every switch.
+
+/**
+ * Runs before every switch. A release that predates the host root, once it is
+ * switched to (a downgrade, or a rollback target), adopts an executable at
+ * `/usr/local/bin/aks-flex-node` as its own and builds a second layout under
+ * `/usr/local`; this release refuses to run on a host installed under both
+ * roots, so such a rollback would never start. So once nothing runs from the
+ * legacy root, a seeded copy is removed, and anything else there that still
+ * runs (an operator's link) refuses the switch.
+ *
+ * Throws UPGRADE_REFUSED.
+ */
+export async function guardLegacySeed(
+  paths: HostRootPaths & { legacySeed: string },
+  log: Logger,
+): Promise<void> {
+  let released: boolean;
+  try {
+    released = await isLegacyReleased(paths);
+  } catch (error) {
+    throw new AgentError(
+      'UPGRADE_REFUSED',
+      `inspect the host root ${paths.root} before switching: it could not be read`,
+      {
+        path: paths.root,
+        cause: error,
+        hint: 'check the path with `ls -ld`, then retry the upgrade',
+      },
+    );
+  }
+  if (!released) return;
+  // Kept while this process runs from it: a CLI an earlier release's install
+  // script left there activating directly. No release that predates the host
+  // root can be switched to (the candidate check refuses it), and the daemon
+  // the switch starts, from the host root, removes the seed.
+  if ((await removeLegacySeed(paths, log, process.execPath)) === 'kept-running') return;
+  if (await isRegularExecutable(paths.legacySeed)) {
+    throw new AgentError(
+      'UPGRADE_REFUSED',
+      `${paths.legacySeed} still runs an agent binary; a release that predates the host root would adopt it after this switch`,
+      {
+        path: paths.legacySeed,
+        hint: `remove ${paths.legacySeed}, or put a link to the agent in /usr/local/sbin instead, then retry`,
+      },
+    );
+  }
 }
