@@ -39,7 +39,7 @@ import {
   createSystemdRestartExecutor,
 } from './upgrade/restart-executor.js';
 import { createMachineCopyKeeper } from './upgrade/machine-copy-keeper.js';
-import { refuseShortSpace, refuseUnsafeHost } from './upgrade/upgrade-refusals.js';
+import { refuseShortSpace, refuseUnsafeHost } from './upgrade/upgrade-requests.js';
 import { createUpgradeService } from './upgrade/upgrade-service.js';
 
 /** What starting the supervisor needs: the parsed command line and this build's version. */

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { agentBinaryPathsUnder, type AgentBinaryPaths } from '@aks-flex-node/agentbinary';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { refuseRunningSlot } from './upgrade-refusals.js';
+import { refuseRunningSlot } from './upgrade-requests.js';
 
 /** Both slots, and `current` naming `current` when given. */
 async function layoutWith(current: 'blue' | 'green' | undefined): Promise<AgentBinaryPaths> {
