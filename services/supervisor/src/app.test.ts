@@ -1,4 +1,5 @@
 import { once } from 'node:events';
+import { createRequire } from 'node:module';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
@@ -172,6 +173,27 @@ function expectProblem(
 }
 
 describe('supervisor API', () => {
+  it("never loads fastify's default compilers: every schema is zod's, validated and serialized", async () => {
+    // Node's module cache is the process's: fastify and what it requires are
+    // loaded by Node, outside vitest's module graph. (ajv itself is no sign:
+    // from source, @aks-flex-node/api compiles the client's validators with it.)
+    const defaultCompilers = () =>
+      Object.keys(createRequire(import.meta.url).cache).filter((file) =>
+        /[/\\]@fastify[/\\](ajv-compiler|fast-json-stringify-compiler)[/\\]/.test(file),
+      );
+    await build();
+    const status = await app.inject({ method: 'GET', url: '/v1/status' });
+    const refused = await app.inject({
+      method: 'POST',
+      url: '/v1/host-root/migrate',
+      payload: { force: true },
+    });
+    expect(status.statusCode).toBe(200);
+    expect(() => statusResponseSchema.parse(status.json())).not.toThrow();
+    expect(refused.statusCode).toBe(400);
+    expect(defaultCompilers()).toEqual([]);
+  });
+
   it('GET /v1/status answers with the status schema', async () => {
     await build();
     const response = await app.inject({ method: 'GET', url: '/v1/status' });
