@@ -73,7 +73,10 @@ function expectRefused(seen: Record<string, string>, name: string, context: stri
   expect(seen[`${name}Exit`], `${name}\n${context}`).toBe('4');
   expect(seen[`${name}Unchanged`], `${name}\n${context}`).toBe('yes');
   expect(seen[`${name}NamesLock`], `${name}\n${context}`).toBe('yes');
-  expect(Number(seen[`${name}Ms`]), `${name}\n${context}`).toBeLessThan(5_000);
+  // "At once" is against a wait: the flock is held 30 s, and the product's
+  // waits for a lock last a minute. 5 s was too tight for a CLI start, its
+  // request and the daemon's answer on a CI host under full load (5.6 s seen).
+  expect(Number(seen[`${name}Ms`]), `${name}\n${context}`).toBeLessThan(15_000);
 }
 
 describe.skipIf(unavailable !== undefined)("the Go releases' flock", () => {

@@ -137,6 +137,11 @@ describe.skipIf(unavailable !== undefined)('round trips with a Go release', () =
       ln -s "$CUR" /opt/unbounded/agent/bin/aks-flex-node
       machine_copy "$SLOTS/aks-flex-node-blue"
       "$CUR" agent --config /etc/cfg.json >>/tmp/go.log 2>&1 & daemon_pid=$!
+      # A Go AgentUpgrade is a request to the running daemon, so it begins
+      # after the daemon's start. A start still judging when the upgrade
+      # writes its signal would take that signal for an interrupted upgrade
+      # and publish it away (a CI run under load failed so).
+      wait_until 60 "the Go release's daemon never started" grep -q serving /tmp/go.log
       # The Go AgentUpgrade: switch current, write its signal, restart.
       "$CUR" upgrade-to "$OUR_ARCHIVE" >/tmp/go-upgrade.out 2>&1
       echo "goSignal=$(jq -c 'del(.operationName, .initiatingDaemonInstance)' "$SIGNAL")"
