@@ -11,6 +11,10 @@ export const unitConfig = defineConfig({
       'test/docs/*.test.ts',
     ],
     pool: 'forks',
+    // Every core: vitest's default leaves one idle, and in CI the unit tests
+    // run beside the checks and the build (scripts/test-all.sh), which would
+    // leave one of two cores to the whole suite once the checks end.
+    maxWorkers: '100%',
   },
 });
 

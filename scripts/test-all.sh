@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Every check and suite, in the order that fails fastest: static checks, unit
-# tests, the build, then the suites that run the built executable (private
-# mount namespaces in one lane, real systemd then bats in another, at once).
+# Every check and suite: the static checks, the unit tests and the build at
+# once, then the suites that run the built executable (private mount
+# namespaces in one lane, real systemd in another, bats after the first to end).
 # Prints a closing tally line.
 set -euo pipefail
 
@@ -19,7 +19,9 @@ tests_failed=0
 tests_skipped=0
 checks_failed=0
 results_dir=$(mktemp -d)
-trap 'rm -rf "$results_dir"' EXIT
+# The background rootfs build (prefetch_e2e_rootfs), when it is still running.
+rootfs_pid=
+trap '[[ -z "$rootfs_pid" ]] || kill "$rootfs_pid" 2>/dev/null || true; rm -rf "$results_dir"' EXIT
 
 # Runs a vitest config with its JSON report beside the usual output.
 vitest_suite() {
@@ -103,25 +105,10 @@ record_step() {
   fi
 }
 
-step() {
-  local name=$1
-  shift
-  wanted "$name" || return 0
-  echo "==> $name" >&2
-  local started=$SECONDS
-  if "$@"; then
-    record_step "$name" passed
-    echo "<== $name passed in $((SECONDS - started))s" >&2
-  else
-    record_step "$name" failed
-    echo "<== $name FAILED after $((SECONDS - started))s" >&2
-  fi
-}
-
-# A step of a lane (see overlapped_suites): its output goes to a log of its
-# own, printed whole when the step ends, since two suites' lines interleaved
-# would be unreadable; its outcome goes to a file, since a lane is a subshell
-# and cannot count in main's variables.
+# A step run beside others (checks_at_once, overlapped_suites): its output
+# goes to a log of its own, printed whole when the step ends, since two
+# steps' lines interleaved would be unreadable; its outcome goes to a file,
+# since it runs in a subshell and cannot count in main's variables.
 lane_step() {
   local name=$1
   shift
@@ -172,14 +159,71 @@ overlapped_suites() {
   done
 }
 
+# The e2e suites boot a Debian root filesystem that a fresh machine must
+# build first (debootstrap: 157 s in a CI run, mostly waiting on the
+# mirror). The e2e lane's global setup used to build it while the lane's
+# workers waited; started here, it builds beside the checks and the unit
+# tests instead. The global setup runs the same script, which waits on the
+# script's lock and then finds the tree, or builds it and says why this
+# build failed. Nothing here waits for it.
+prefetch_e2e_rootfs() {
+  wanted e2e || return 0
+  [[ $EUID -eq 0 ]] || return 0
+  # With no check or unit run before the lanes there is nothing to build beside.
+  local name before_lanes=
+  for name in format lint typecheck shellcheck unit build; do
+    if wanted "$name"; then before_lanes=yes; fi
+  done
+  [[ -n "$before_lanes" ]] || return 0
+  echo "==> e2e rootfs: building or reusing it in the background (scripts/e2e-rootfs.sh)" >&2
+  bash scripts/e2e-rootfs.sh >/dev/null 2>"$results_dir/rootfs.log" &
+  rootfs_pid=$!
+}
+
+# Says how the background rootfs build ended, once the suites are done.
+report_e2e_rootfs() {
+  [[ -n "$rootfs_pid" ]] || return 0
+  if wait "$rootfs_pid"; then
+    echo "<== e2e rootfs: $(tail -1 "$results_dir/rootfs.log" 2>/dev/null || echo ready)" >&2
+  else
+    echo "<== e2e rootfs: the background build failed (the e2e global setup tried again); its log:" >&2
+    cat "$results_dir/rootfs.log" >&2 || true
+  fi
+  rootfs_pid=
+}
+
+# The checks, the unit tests and the build, all at once: each is one
+# process (eslint, tsc, prettier, shellcheck, the build) or, for the unit
+# tests, vitest's one worker on a 2-core machine (its default is a core
+# less than there are), so one after another they left a core idle for
+# most of three minutes. None reads what another writes: the build writes
+# only dist/, which the checks ignore, and no unit test runs dist/.
+checks_at_once() {
+  local pids=() name
+  (lane_step format prettier --check .) &
+  pids+=($!)
+  (lane_step lint eslint --max-warnings 0 .) &
+  pids+=($!)
+  (lane_step typecheck tsc -p tsconfig.json) &
+  pids+=($!)
+  (lane_step shellcheck bash scripts/shellcheck.sh) &
+  pids+=($!)
+  (lane_step unit vitest_suite unit vitest.config.ts) &
+  pids+=($!)
+  (lane_step build node scripts/build.mjs) &
+  pids+=($!)
+  for name in "${pids[@]}"; do wait "$name" || true; done
+  for name in format lint typecheck shellcheck unit build; do
+    wanted "$name" || continue
+    record_step "$name" "$(cat "$results_dir/$name.outcome" 2>/dev/null || echo failed)"
+  done
+}
+
 main() {
-  step format prettier --check .
-  step lint eslint --max-warnings 0 .
-  step typecheck tsc -p tsconfig.json
-  step shellcheck bash scripts/shellcheck.sh
-  step unit vitest_suite unit vitest.config.ts
-  step build node scripts/build.mjs
+  prefetch_e2e_rootfs
+  checks_at_once
   overlapped_suites
+  report_e2e_rootfs
   echo "$script_name: steps ${passed} passed, ${failed} failed${failures[*]:+ (${failures[*]})}" >&2
   count_tests
   list_failed_tests >&2

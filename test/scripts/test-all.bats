@@ -66,3 +66,49 @@ FAKE
   [[ "$tail" == *"    at ${asserting_file}:2: expect(seen.fresh_status, context).toBe('0');"* ]]
   [[ "$(tail -1 <<<"$output")" == "1 passed, 1 failed, 0 skipped" ]]
 }
+
+@test "ci the checks, the unit tests and the build run at once, each one's output whole, a failure counted" {
+  # One fake for prettier, eslint and tsc: logs its start and end a second
+  # apart, prints two lines between, and fails when FAIL_CHECK names it.
+  local name
+  for name in prettier eslint tsc; do
+    cat >"$FAKE_BIN/$name" <<'FAKE'
+#!/usr/bin/env bash
+name=${0##*/}
+echo "start $name" >>"$events"
+echo "first line of $name"
+sleep 1
+echo "second line of $name"
+echo "end $name" >>"$events"
+[[ "${FAIL_CHECK:-}" != "$name" ]]
+FAKE
+    chmod +x "$FAKE_BIN/$name"
+  done
+  # The build is `node scripts/build.mjs`; anything else node is asked goes to the real one.
+  local real_node
+  real_node=$(command -v node)
+  cat >"$FAKE_BIN/node" <<FAKE
+#!/usr/bin/env bash
+if [[ "\${1:-}" != scripts/build.mjs ]]; then exec "$real_node" "\$@"; fi
+echo "start build" >>"\$events"
+echo "first line of build"
+sleep 1
+echo "second line of build"
+echo "end build" >>"\$events"
+FAKE
+  chmod +x "$FAKE_BIN/node"
+  FAIL_CHECK=eslint TEST_STEPS=format,lint,typecheck,unit,build run -1 bash "${workspace:?}/scripts/test-all.sh"
+  # Every step started before any ended: prettier, eslint, tsc, vitest (the
+  # unit config) and the build.
+  local started
+  started=$(head -5 "$events")
+  [[ $(grep -c '^start ' <<<"$started") -eq 5 ]]
+  # Each step's lines together, though they ran at once.
+  for name in prettier eslint tsc build; do
+    grep -A1 -x "first line of $name" <<<"$output" | grep -qx "second line of $name"
+  done
+  [[ "$output" == *"<== unit passed in "* ]]
+  [[ "$output" == *"<== lint FAILED after "* ]]
+  [[ "$output" == *"test-all: steps 4 passed, 1 failed (lint)"* ]]
+  [[ "$(tail -1 <<<"$output")" == "1 passed, 1 failed, 0 skipped" ]]
+}
