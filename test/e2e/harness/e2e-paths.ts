@@ -11,7 +11,7 @@ export const repoRoot =
   process.env.AKS_FLEX_NODE_REPO_ROOT ??
   path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-/** Builds or reuses the cached rootfs and prints its path (also called by .ci/run). */
+/** Builds or reuses the cached rootfs and prints its path (scripts/test-all.sh starts it early too). */
 export const rootfsScript = path.join(repoRoot, 'scripts/e2e-rootfs.sh');
 
 /**
