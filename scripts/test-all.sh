@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every check and suite: the static checks, the unit tests and the build at
-# once, then the suites that run the built executable (private mount
-# namespaces in one lane, real systemd in another, bats after the first to end).
+# once, then the suites that run the built executable, also at once (private
+# mount namespaces in one lane, real systemd in another, bats in a third).
 # Prints a closing tally line.
 set -euo pipefail
 
@@ -131,27 +131,26 @@ lane_step() {
   echo "$outcome" >"$results_dir/$name.outcome"
 }
 
-# The suites that run the built executable, in two lanes at once: namespace
-# beside e2e, and the short scripts step after whichever of them ends first,
-# beside the one still running. A file of either suite keeps about 0.6 of a
-# core busy (the rest is stale lockfiles, stability intervals, systemd boots:
-# reset-race used 150 CPU-s in its 230 s, reset-mid-move 142 in 228), so two
-# files at a time left much of the two cores idle, suite after suite; four
-# at a time fill them. Which suite ends first changes from run to run (in
-# the CI run of 2026-12-05 namespace took 1,650 s and e2e 1,687 s), so the
-# scripts step no longer waits for a lane picked in advance.
+# The suites that run the built executable, all at once: namespace, e2e and
+# the short scripts step (bats). A file of either vitest suite keeps about
+# 0.6 of a core busy (the rest is stale lockfiles, stability intervals,
+# systemd boots: reset-race used 150 CPU-s in its 230 s, reset-mid-move 142
+# in 228), so two files at a time left much of the two cores idle, suite
+# after suite; four at a time fill them. The scripts step used to start when
+# the first lane ended; the lanes end close together (CI run of 2026-12-07:
+# namespace 1,276 s, e2e 1,372 s), so it ran its last 85 s alone on one of
+# two cores. Beside the lanes from the start it ends long before them.
 overlapped_suites() {
   (lane_step namespace vitest_suite namespace vitest.namespace.config.ts) &
   local lane_one=$!
   (lane_step e2e vitest_suite e2e vitest.e2e.config.ts) &
   local lane_two=$!
-  # The first lane to end, however it ends (its outcome is in its file).
-  wait -n "$lane_one" "$lane_two" || true
-  lane_step scripts bats_suites
+  (lane_step scripts bats_suites) &
+  local lane_three=$!
   # A lane that died without an outcome (killed) is counted failed below.
-  # Waiting again for the lane already reaped returns at once.
   wait "$lane_one" || true
   wait "$lane_two" || true
+  wait "$lane_three" || true
   local name
   for name in namespace e2e scripts; do
     wanted "$name" || continue
