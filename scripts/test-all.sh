@@ -18,6 +18,8 @@ tests_passed=0
 tests_failed=0
 tests_skipped=0
 checks_failed=0
+# The steps before the suites that run the built executable (checks_at_once).
+readonly checks=(format lint typecheck shellcheck unit build)
 results_dir=$(mktemp -d)
 # The background rootfs build (prefetch_e2e_rootfs), when it is still running.
 rootfs_pid=
@@ -105,6 +107,16 @@ record_step() {
   fi
 }
 
+# Counts the steps that ran beside others (lane_step), from their outcome
+# files; a step killed before it wrote one counts as failed.
+record_outcomes() { # NAME...
+  local name
+  for name in "$@"; do
+    wanted "$name" || continue
+    record_step "$name" "$(cat "$results_dir/$name.outcome" 2>/dev/null || echo failed)"
+  done
+}
+
 # A step run beside others (checks_at_once, overlapped_suites): its output
 # goes to a log of its own, printed whole when the step ends, since two
 # steps' lines interleaved would be unreadable; its outcome goes to a file,
@@ -147,15 +159,10 @@ overlapped_suites() {
   local lane_two=$!
   (lane_step scripts bats_suites) &
   local lane_three=$!
-  # A lane that died without an outcome (killed) is counted failed below.
   wait "$lane_one" || true
   wait "$lane_two" || true
   wait "$lane_three" || true
-  local name
-  for name in namespace e2e scripts; do
-    wanted "$name" || continue
-    record_step "$name" "$(cat "$results_dir/$name.outcome" 2>/dev/null || echo failed)"
-  done
+  record_outcomes namespace e2e scripts
 }
 
 # The e2e suites boot a Debian root filesystem that a fresh machine must
@@ -170,7 +177,7 @@ prefetch_e2e_rootfs() {
   [[ $EUID -eq 0 ]] || return 0
   # With no check or unit run before the lanes there is nothing to build beside.
   local name before_lanes=
-  for name in format lint typecheck shellcheck unit build; do
+  for name in "${checks[@]}"; do
     if wanted "$name"; then before_lanes=yes; fi
   done
   [[ -n "$before_lanes" ]] || return 0
@@ -193,10 +200,11 @@ report_e2e_rootfs() {
 
 # The checks, the unit tests and the build, all at once: each is one
 # process (eslint, tsc, prettier, shellcheck, the build) or, for the unit
-# tests, vitest's one worker on a 2-core machine (its default is a core
-# less than there are), so one after another they left a core idle for
-# most of three minutes. None reads what another writes: the build writes
-# only dist/, which the checks ignore, and no unit test runs dist/.
+# tests, vitest's default of one worker on a 2-core machine (a core less
+# than there are; vitest.config.ts now asks for every core), so one after
+# another they left a core idle for most of three minutes. None reads what
+# another writes: the build writes only dist/, which the checks ignore, and
+# no unit test runs dist/.
 checks_at_once() {
   local pids=() name
   (lane_step format prettier --check .) &
@@ -212,10 +220,7 @@ checks_at_once() {
   (lane_step build node scripts/build.mjs) &
   pids+=($!)
   for name in "${pids[@]}"; do wait "$name" || true; done
-  for name in format lint typecheck shellcheck unit build; do
-    wanted "$name" || continue
-    record_step "$name" "$(cat "$results_dir/$name.outcome" 2>/dev/null || echo failed)"
-  done
+  record_outcomes "${checks[@]}"
 }
 
 main() {
