@@ -30,7 +30,10 @@ run_sourced() { # CODE
 }
 
 no_staging_files() {
-  run find / -xdev -name '.aks-flex-node.*' -print -quit
+  # What find found is its stdout; its stderr may name directories another
+  # suite removed while the walk ran (its private hosts under /tmp), which
+  # are not staging files.
+  run --separate-stderr find / -xdev -name '.aks-flex-node.*' -print -quit
   [ -z "$output" ]
   run find /usr/local /opt -name '.aks-flex-node.*'
   [ -z "$output" ]
