@@ -1,5 +1,6 @@
 import {
   chmod,
+  chown,
   lstat,
   mkdir,
   mkdtemp,
@@ -119,4 +120,51 @@ describe('ensureAgentBinaryLayout', () => {
     expect(await realpath(paths.lastGood)).toBe(paths.green);
     expect(await readFile(paths.green, 'utf8')).toBe('old release');
   });
+
+  // The first start of a downloaded binary installs it at the plain path and
+  // seeds blue from it: one 131 MB write, the slot a second name of that file.
+  it('a plain binary root owns at exactly 0755 seeds blue as a second name of the same file', async () => {
+    await executable(paths.binary, 'installed by this daemon');
+    const plain = await lstat(paths.binary);
+    await ensureAgentBinaryLayout(paths, log);
+    await assertHealthyLayout(paths.blue);
+    const blue = await lstat(paths.blue);
+    expect([blue.dev, blue.ino]).toEqual([plain.dev, plain.ino]);
+    // The plain path is now a symlink, so the slot is the file's only name.
+    expect(blue.nlink).toBe(1);
+    expect(blue.mode & 0o7777).toBe(0o755);
+  });
+
+  it('the spare slot keeps a plain last-good root owns at 0755 as a second name too', async () => {
+    await executable(paths.binary, 'old release');
+    const plain = await lstat(paths.binary);
+    await executable(paths.blue, 'new release');
+    await symlink(paths.blue, paths.current);
+    await symlink(paths.binary, paths.lastGood);
+    await ensureAgentBinaryLayout(paths, log);
+    const green = await lstat(paths.green);
+    expect([green.dev, green.ino]).toEqual([plain.dev, plain.ino]);
+    expect(await realpath(paths.lastGood)).toBe(paths.green);
+  });
+
+  // A slot runs as root: it never keeps a file another user could rewrite.
+  it.each([
+    { what: 'another user owns', uid: 1000, mode: 0o755 },
+    { what: 'is group-writable', uid: 0, mode: 0o775 },
+    { what: 'is setuid', uid: 0, mode: 0o4755 },
+  ])(
+    'a plain binary that $what is copied into blue, root-owned and 0755',
+    async ({ uid, mode }) => {
+      await executable(paths.binary, 'left by someone');
+      await chown(paths.binary, uid, 0);
+      await chmod(paths.binary, mode);
+      const plain = await lstat(paths.binary);
+      await ensureAgentBinaryLayout(paths, log);
+      await assertHealthyLayout(paths.blue);
+      const blue = await lstat(paths.blue);
+      expect(blue.ino).not.toBe(plain.ino);
+      expect([blue.uid, blue.mode & 0o7777]).toEqual([0, 0o755]);
+      expect(await readFile(paths.blue, 'utf8')).toBe('left by someone');
+    },
+  );
 });

@@ -1,5 +1,5 @@
-import { stat } from 'node:fs/promises';
-import { installFile, makeIoError, replaceSymlinkAtomic } from '@aks-flex-node/fs';
+import { lstat, stat } from 'node:fs/promises';
+import { installFile, linkThroughTemp, makeIoError, replaceSymlinkAtomic } from '@aks-flex-node/fs';
 import { AgentError, errnoCode, type Logger } from '@aks-flex-node/log';
 import { candidateSlotFor, type AgentBinaryPaths } from './agent-binary-paths.js';
 import { describeAgentLink, inspectAgentLink } from './agent-link.js';
@@ -27,8 +27,8 @@ export async function isRegularExecutable(file: string): Promise<boolean> {
 /**
  * Initialises the blue/green layout from what is there: a missing or dangling
  * `current` is pointed at the first executable among blue, green and the
- * plain binary (a plain binary is first copied into blue, so the public entry
- * point can become a link without a loop); a missing `last-good` is pointed at
+ * plain binary (a plain binary is first kept in blue under that name, so the
+ * public entry point can become a link without a loop); a missing `last-good` is pointed at
  * `current`'s target; the plain binary becomes a link to `current`.
  * Idempotent: a complete layout is left exactly as it is.
  *
@@ -50,9 +50,10 @@ export async function ensureAgentBinaryLayout(
     current ??= await pickSeed(paths);
     if (current === paths.binary) {
       seededFromBinary = true;
-      // The slot gets a copy, never the plain file itself: the plain file is
-      // about to become a link to `current`, and a link to itself would loop.
-      await installFile(paths.binary, paths.blue, { mode: 0o755 });
+      // The slot gets the plain file's bytes under its own name, never the
+      // plain path itself: the plain path is about to become a symlink to
+      // `current`, and a symlink to itself would loop.
+      await keepInSlot(paths.binary, paths.blue, log);
       current = paths.blue;
     }
     await replaceSymlinkAtomic(paths.current, current);
@@ -80,7 +81,7 @@ export async function ensureAgentBinaryLayout(
     // The plain file is about to become a link to current, so the rollback
     // target is first kept as a copy in the other slot.
     const spare = candidateSlotFor(paths, current);
-    await installFile(paths.binary, spare, { mode: 0o755 });
+    await keepInSlot(paths.binary, spare, log);
     await replaceSymlinkAtomic(paths.lastGood, spare);
     lastGood = spare;
     log.info({ lastGood }, 'kept the plain last-good binary in the spare slot');
@@ -88,6 +89,36 @@ export async function ensureAgentBinaryLayout(
   }
   changed = (await linkBinaryToCurrent(paths, current, log)) || changed;
   return { current, lastGood, changed };
+}
+
+/**
+ * Gives the plain binary's file a slot's name. A second hard link to the same
+ * file when root owns it and it is exactly 0755, as the file the daemon has
+ * just installed there is: the plain name is then renamed over by a symlink,
+ * and the slot keeps the file, so the first start of a downloaded binary
+ * writes its 131 MB once, not twice. (Nothing writes a slot in place: an
+ * upgrade, a rollback, the move and a Go release each rename a new file over
+ * a name, so the two names never part ways while both exist.) Otherwise, or
+ * where the two names cannot share a file, a copy that root owns, 0755, as
+ * before: a slot never keeps another owner's file or a looser mode, since
+ * the agent runs it as root. Both go through a temporary name renamed into
+ * place, so a kill leaves the slot absent or whole, and the temporary name
+ * for the start sweep.
+ */
+async function keepInSlot(plain: string, slot: string, log: Logger): Promise<void> {
+  let info;
+  try {
+    info = await lstat(plain);
+  } catch (error) {
+    throw makeIoError('inspect', plain, error, { object: `to keep it as ${slot}` });
+  }
+  const ours = info.isFile() && info.uid === 0 && (info.mode & 0o7777) === 0o755;
+  if (ours && (await linkThroughTemp(plain, slot))) {
+    log.info({ slot, from: plain }, 'gave the agent binary its slot name (a hard link)');
+    return;
+  }
+  await installFile(plain, slot, { mode: 0o755 });
+  log.info({ slot, from: plain }, 'copied the agent binary into its slot');
 }
 
 /** Where a link resolves when that is a binary that can run; otherwise undefined. */
