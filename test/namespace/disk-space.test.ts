@@ -40,10 +40,12 @@ wait_judged() {
 
 describe.skipIf(unavailable !== undefined)('a full /opt', () => {
   it('issue28#6 a start that runs out of space leaves nothing behind, and keeps what was there', () => {
-    // Room for one copy and a half: the seed fits, its copy into the blue slot does not.
+    // Room for half a copy: the seed's copy of the executable does not fit.
+    // (Blue is a second name of the seed, so once the seed fits the install
+    // needs no more room for the binary.)
     const run = runOnPrivateHost(
       String.raw`${helpers}
-      small_opt 15
+      small_opt 5
       echo '{}' > /etc/cfg.json
       set +e
       "$BINARY" start --config /etc/cfg.json >/tmp/start1.out 2>&1; echo "first=$?"
@@ -76,7 +78,7 @@ describe.skipIf(unavailable !== undefined)('a full /opt', () => {
 
   it('issue28#5 an upgrade the disk cannot hold is refused with the numbers, changing nothing', () => {
     if (build === undefined) throw new Error('the second build is missing');
-    // 2.05 copies: `start`'s peak (the copied binary beside blue) fits. The
+    // 2.05 copies: `start`'s peak (one copy: blue is a second name of it) fits. The
     // installed agent then holds one (blue; the helper is a hard link to it
     // once a daemon runs from the slot, issue 26), and an upgrade needs 1.1
     // more (the staged candidate, estimated as the executable plus 10%).

@@ -84,3 +84,82 @@ describe.skipIf(unavailable !== undefined)(
     );
   },
 );
+
+// The first start of a binary from another file system ($BINARY under
+// /var/tmp, the root on a tmpfs) cannot link the helper to itself. It links
+// it to the copy it has just installed, which the current slot holds: one
+// copy of the executable under the root, not two. Killed at each step of
+// that link, the next start converges: the helper runs the slot's bytes and
+// no temporary name is left.
+const firstStartScript = String.raw`${unmanagedDaemon}
+HELPER=/opt/unbounded/agent/bin/unbounded-agent-nspawn-lifecycle
+helper_facts() { # prefix
+  echo "$1Linked=$([ "$(stat -c %d:%i "$HELPER")" = "$(stat -L -c %d:%i "$CUR")" ] && echo yes || echo no)"
+  echo "$1Same=$(cmp -s "$HELPER" "$BINARY" && echo yes || echo no)"
+  echo "$1Runs=$("$HELPER" version >/dev/null 2>&1 && echo yes || echo no)"
+  echo "$1Temps=$(find /opt/unbounded -name '.*.tmp' | wc -l)"
+}
+mkdir -p /opt/unbounded
+echo "otherFs=$([ "$(stat -c %d "$BINARY")" != "$(stat -c %d /opt/unbounded)" ] && echo yes || echo no)"
+if [ -n "$FP" ]; then
+  ARM="$FP" start_daemon "$BINARY"; wait_daemon_exit
+  echo "hits=$(grep -c "failpoint $FP: killing" /tmp/daemon.log || true)"
+fi
+start_daemon "$BINARY"
+helper_facts started
+stop_daemon
+echo "footprint=$(du -s -B1 /opt/unbounded/agent | cut -f1)"
+echo "executable=$(stat -c %s "$BINARY")"
+# Started again from the same binary, the daemon knows the helper holds its
+# bytes from the record the first start kept: it neither copies nor compares.
+: > /tmp/daemon.log
+start_daemon "$BINARY"
+helper_facts restarted
+stop_daemon
+echo "restartCopies=$(grep -c 'installed the nspawn lifecycle helper as a copy' /tmp/daemon.log || true)"
+`;
+
+describe.skipIf(unavailable !== undefined)(
+  'issue26 the first start of a binary from elsewhere links the helper to the slot it installed',
+  () => {
+    it('links it, keeps one copy under the root, and a restart writes nothing', () => {
+      const run = runOnPrivateHost(firstStartScript, 120_000, { FP: '' });
+      const seen = facts(run.stdout);
+      const context = `status ${run.status}\n${run.stdout}\n${run.stderr}`;
+      expect(run.status, context).toBe(0);
+      expect(seen, context).toMatchObject({
+        otherFs: 'yes',
+        startedLinked: 'yes',
+        startedSame: 'yes',
+        startedRuns: 'yes',
+        startedTemps: '0',
+        restartedLinked: 'yes',
+        restartCopies: '0',
+      });
+      // One copy of the executable and the small files: the slot and the helper share it.
+      const ratio = Number(seen.footprint) / Number(seen.executable);
+      expect(ratio, context).toBeLessThan(1.1);
+      expect(ratio, context).toBeGreaterThan(0.9);
+    });
+
+    it.each(helperFailpoints.map((fp) => [fp]))(
+      'killed at %s in that first start, the next start converges',
+      (fp) => {
+        const run = runOnPrivateHost(firstStartScript, 120_000, { FP: fp });
+        const seen = facts(run.stdout);
+        const context = `status ${run.status}\n${run.stdout}\n${run.stderr}`;
+        expect(run.status, context).toBe(0);
+        expect(seen, context).toMatchObject({
+          otherFs: 'yes',
+          hits: '1',
+          startedSame: 'yes',
+          startedRuns: 'yes',
+          startedTemps: '0',
+          restartedSame: 'yes',
+          restartCopies: '0',
+        });
+      },
+      150_000,
+    );
+  },
+);

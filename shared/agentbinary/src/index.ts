@@ -12,6 +12,8 @@ export { createHost } from './host.js';
 export type { Host } from './host.js';
 export type { AgentBinaryPaths } from './agent-binary-paths.js';
 export { convergeHostInstall } from './install/converge-host-install.js';
+export type { ConvergedInstall } from './install/converge-host-install.js';
+export type { ExecutableCopy } from './install-host-binary.js';
 export { isRegularExecutable } from './ensure-layout.js';
 export {
   defaultServiceOptions,

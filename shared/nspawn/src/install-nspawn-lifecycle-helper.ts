@@ -1,6 +1,7 @@
 import { lstat, realpath } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import path from 'node:path';
+import { agentBinaryPathsUnder, type ExecutableCopy } from '@aks-flex-node/agentbinary';
 import { failpoint, failpoints } from '@aks-flex-node/failpoints';
 import {
   fileIdentity,
@@ -32,8 +33,14 @@ export async function installNspawnLifecycleHelper(
   paths: HostRootPaths,
   log: Logger,
   executable: string,
+  executableCopy?: ExecutableCopy,
 ): Promise<string> {
-  return installNspawnLifecycleHelperUnder(await resolveHostRoot(paths), log, executable);
+  return installNspawnLifecycleHelperUnder(
+    await resolveHostRoot(paths),
+    log,
+    executable,
+    executableCopy,
+  );
 }
 
 /**
@@ -49,28 +56,34 @@ export async function installNspawnLifecycleHelper(
  * name renamed over the helper, so a hook running it meanwhile runs the old
  * file or the new one. Where the two names cannot share an inode (the
  * helper's directory on another mount; during a move, the copy and the
- * legacy root), the executable is copied as before: a synced temporary copy
- * renamed into place (0755), left as it is when already identical.
+ * legacy root), it is linked instead to the copy of the executable this
+ * start installed under the root (`executableCopy`, the first start of a
+ * binary from elsewhere), which the current slot now holds; failing that,
+ * the executable is copied as before: a synced temporary copy renamed into
+ * place (0755), left as it is when already identical.
  */
 export async function installNspawnLifecycleHelperUnder(
   resolvedRoot: string,
   log: Logger,
   executable: string,
+  executableCopy?: ExecutableCopy,
 ): Promise<string> {
   const helper = nspawnLifecycleHelperUnder(resolvedRoot);
   // link(2) links a symlink itself, not the file it names.
   const source = await realpathOf(executable);
   if (await sameInode(helper, source)) return helper;
-  const linked = await linkThroughTemp(source, helper, {
-    linked: () => {
-      failpoint(failpoints.helperLinked);
-    },
-    renamed: () => {
-      failpoint(failpoints.helperRenamed);
-    },
-  });
-  if (linked) {
+  if (await linkHelper(source, helper)) {
     log.info({ path: helper, to: source }, 'linked the nspawn lifecycle helper to the executable');
+    return helper;
+  }
+  if (
+    executableCopy !== undefined &&
+    (await linkToExecutableCopy(resolvedRoot, helper, source, executableCopy))
+  ) {
+    log.info(
+      { path: helper, executable: source },
+      "linked the nspawn lifecycle helper to the current slot: this start installed it as the executable's copy",
+    );
     return helper;
   }
   if (await sameContent(helper, source)) return helper;
@@ -85,6 +98,65 @@ export async function installNspawnLifecycleHelperUnder(
     'installed the nspawn lifecycle helper as a copy: it cannot be a hard link to the executable there',
   );
   return helper;
+}
+
+/** {@link linkThroughTemp} to the helper, with the helper's crash points. */
+function linkHelper(source: string, helper: string): Promise<boolean> {
+  return linkThroughTemp(source, helper, {
+    linked: () => {
+      failpoint(failpoints.helperLinked);
+    },
+    renamed: () => {
+      failpoint(failpoints.helperRenamed);
+    },
+  });
+}
+
+/**
+ * Links the helper to the file this start copied the executable into, found
+ * under the name the layout gave it (the slot `current` resolves to) and
+ * recognised by its device and inode, not by its name: an upgrade that
+ * renamed another file over the slot meanwhile is not mistaken for it, and
+ * the helper is then copied as before. The copy is recorded as the
+ * executable's (as a copy made here would be) only while the executable
+ * keeps the identity the copy read, so the next refresh of this boot knows
+ * the two agree without reading them. False when there is nothing to link.
+ */
+async function linkToExecutableCopy(
+  resolvedRoot: string,
+  helper: string,
+  executable: string,
+  copy: ExecutableCopy,
+): Promise<boolean> {
+  let slot: string;
+  try {
+    slot = await realpath(agentBinaryPathsUnder(resolvedRoot).current);
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw makeIoError('resolve', agentBinaryPathsUnder(resolvedRoot).current, error, {
+      object: 'to link the nspawn helper to it',
+    });
+  }
+  if (!(await isTheCopy(slot, copy))) return false;
+  if (!(await sameInode(helper, slot)) && !(await linkHelper(slot, helper))) return false;
+  if (!(await isTheCopy(helper, copy))) return false;
+  await rememberCopy(
+    { path: helper, before: await fileIdentity(helper) },
+    { path: executable, before: copy.executableBefore },
+  );
+  return true;
+}
+
+/** Whether `file` itself (not a link to it) is the copy's file. */
+async function isTheCopy(file: string, copy: ExecutableCopy): Promise<boolean> {
+  let info;
+  try {
+    info = await lstat(file, { bigint: true });
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw makeIoError('inspect', file, error);
+  }
+  return info.isFile() && info.dev.toString() === copy.dev && info.ino.toString() === copy.ino;
 }
 
 async function realpathOf(file: string): Promise<string> {

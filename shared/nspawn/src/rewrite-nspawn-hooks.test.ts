@@ -14,6 +14,9 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { agentBinaryPathsUnder, type ExecutableCopy } from '@aks-flex-node/agentbinary';
+import { copyFile } from 'node:fs/promises';
+import { fileIdentity } from '@aks-flex-node/fs';
 import { hostPathsUnder, type HostPaths } from '@aks-flex-node/layout';
 import { createSilentLogger } from '@aks-flex-node/log';
 import { installNspawnLifecycleHelper } from './install-nspawn-lifecycle-helper.js';
@@ -105,6 +108,54 @@ describe('the nspawn lifecycle helper and hooks on a host', () => {
     },
   );
 
+  // The first start of a binary from elsewhere copies it under the root
+  // (installHostBinary) and the layout keeps that file as the current slot.
+  it.skipIf(otherMount === undefined || otherMount.dev === statSync(os.tmpdir()).dev)(
+    'issue26 an executable on another mount links the helper to the copy this start installed, recognised by its inode, and remembers it',
+    async () => {
+      const shm = await mkdtemp('/dev/shm/nspawn-hooks-');
+      try {
+        const elsewhere = path.join(shm, 'running-agent');
+        await writeFile(elsewhere, '#!/bin/sh\necho this-release\n', { mode: 0o755 });
+        const slots = agentBinaryPathsUnder(paths.root);
+        const copy = await installAsCurrent(elsewhere, slots.blue, slots.current);
+        const helper = await installNspawnLifecycleHelper(paths, log, elsewhere, copy);
+        const linked = await lstat(helper);
+        expect([String(linked.dev), String(linked.ino)]).toEqual([copy.dev, copy.ino]);
+        // A later refresh without the copy (the pre-start route's) finds the
+        // helper recorded as the executable's: neither rewritten nor relinked.
+        await installNspawnLifecycleHelper(paths, log, elsewhere);
+        const again = await lstat(helper);
+        expect([again.ino, again.ctimeMs]).toEqual([linked.ino, linked.ctimeMs]);
+      } finally {
+        await rm(shm, { recursive: true, force: true });
+      }
+    },
+  );
+
+  it.skipIf(otherMount === undefined || otherMount.dev === statSync(os.tmpdir()).dev)(
+    'issue26 a current slot that is no longer the installed copy (an upgrade renamed another file over it) is not linked: the helper is copied',
+    async () => {
+      const shm = await mkdtemp('/dev/shm/nspawn-hooks-');
+      try {
+        const elsewhere = path.join(shm, 'running-agent');
+        await writeFile(elsewhere, '#!/bin/sh\necho this-release\n', { mode: 0o755 });
+        const slots = agentBinaryPathsUnder(paths.root);
+        const copy = await installAsCurrent(elsewhere, slots.blue, slots.current);
+        const staged = path.join(tmp, 'staged');
+        await writeFile(staged, '#!/bin/sh\necho next-release\n', { mode: 0o755 });
+        await rename(staged, slots.blue);
+        const helper = await installNspawnLifecycleHelper(paths, log, elsewhere, copy);
+        const installed = await lstat(helper);
+        expect(String(installed.ino)).not.toBe(copy.ino);
+        expect(installed.ino).not.toBe((await stat(slots.blue)).ino);
+        expect(await readFile(helper, 'utf8')).toContain('this-release');
+      } finally {
+        await rm(shm, { recursive: true, force: true });
+      }
+    },
+  );
+
   it('daemon#6.4 writes no hooks on a host without machines, but installs the helper', async () => {
     const result = await rewriteNspawnHooks(paths.root, paths, log, { executable });
     expect(result).toEqual({
@@ -154,3 +205,17 @@ describe('the nspawn lifecycle helper and hooks on a host', () => {
     expect(await machinesWithHooks(paths)).toEqual([]);
   });
 });
+
+/** Copies `executable` to `slot` and points `current` at it, as a first start does; the copy as installHostBinary reports it. */
+async function installAsCurrent(
+  executable: string,
+  slot: string,
+  current: string,
+): Promise<ExecutableCopy> {
+  const executableBefore = await fileIdentity(executable);
+  await mkdir(path.dirname(slot), { recursive: true });
+  await copyFile(executable, slot);
+  await symlink(slot, current);
+  const { dev, ino } = await fileIdentity(slot);
+  return { executable, executableBefore, dev, ino };
+}

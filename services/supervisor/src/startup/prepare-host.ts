@@ -77,7 +77,7 @@ export async function prepareHost(deps: PrepareHostDeps): Promise<string> {
   // helper and the executable unchanged by their identity, without reading
   // them (260-390 MB, most of a start's time before this record).
   await restoreFileDigests(fileDigestCache);
-  await convergeHostInstall({
+  const { executableCopy } = await convergeHostInstall({
     paths,
     log,
     executable,
@@ -102,7 +102,9 @@ export async function prepareHost(deps: PrepareHostDeps): Promise<string> {
     places: temporaryFilePlaces(paths),
     log,
   });
-  noteStartupFailure(await refreshNspawnLifecycleHelper(paths, log, executable));
+  // The first start of a binary from elsewhere (another file system) links
+  // the helper to the copy it just installed, not a third 131 MB copy.
+  noteStartupFailure(await refreshNspawnLifecycleHelper(paths, log, executable, executableCopy));
   // Nothing from here to the start sequence changes the root's state.
   const rootState = await hostRootState(paths);
   if (rootState === 'installed') {

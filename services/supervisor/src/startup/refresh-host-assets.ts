@@ -1,3 +1,4 @@
+import type { ExecutableCopy } from '@aks-flex-node/agentbinary';
 import type { HostPaths } from '@aks-flex-node/layout';
 import { messageOf, type Logger } from '@aks-flex-node/log';
 import {
@@ -24,9 +25,10 @@ export async function refreshNspawnLifecycleHelper(
   paths: HostPaths,
   log: Logger,
   executable: string,
+  executableCopy?: ExecutableCopy,
 ): Promise<string | undefined> {
   try {
-    await installNspawnLifecycleHelper(paths, log, executable);
+    await installNspawnLifecycleHelper(paths, log, executable, executableCopy);
     return undefined;
   } catch (error) {
     log.error(

@@ -9,7 +9,7 @@ import type { Logger } from '@aks-flex-node/log';
 import type { Systemctl } from '@aks-flex-node/systemd';
 import { agentBinaryPathsUnder, type AgentBinaryPaths } from '../agent-binary-paths.js';
 import { ensureAgentBinaryLayout } from '../ensure-layout.js';
-import { installHostBinary } from '../install-host-binary.js';
+import { installHostBinary, type ExecutableCopy } from '../install-host-binary.js';
 import { serviceAssetsForHost, writeServiceAssets } from './service-assets.js';
 
 /** What {@link convergeHostInstall} needs. */
@@ -20,6 +20,17 @@ export interface ConvergeOptions {
   executable: string;
   /** When given, the units are written and systemd reloaded; when absent (run by hand), they are not touched. */
   systemctl?: Systemctl;
+}
+
+/** What {@link convergeHostInstall} leaves. */
+export interface ConvergedInstall {
+  binaryPaths: AgentBinaryPaths;
+  /**
+   * The copy of the running executable this call installed, if it made one
+   * (a first start of a binary from elsewhere); the layout keeps that file
+   * in a slot (ensure-layout.ts).
+   */
+  executableCopy?: ExecutableCopy;
 }
 
 /**
@@ -36,11 +47,11 @@ export interface ConvergeOptions {
  *    resolved root is then the copy, not yet proven to run; the move's own
  *    unit rewrite points the units at it after its verify.
  */
-export async function convergeHostInstall(options: ConvergeOptions): Promise<AgentBinaryPaths> {
+export async function convergeHostInstall(options: ConvergeOptions): Promise<ConvergedInstall> {
   const { paths, log } = options;
   await migrateHostRoot(paths, log, hostRootMarkers());
   const binaryPaths = agentBinaryPathsUnder(await resolveHostRoot(paths));
-  await installHostBinary(binaryPaths, {
+  const executableCopy = await installHostBinary(binaryPaths, {
     executable: options.executable,
     prepare: () => prepareHostRoot(paths, log, hostRootSubdirs()),
     log,
@@ -50,5 +61,5 @@ export async function convergeHostInstall(options: ConvergeOptions): Promise<Age
     const changed = await writeServiceAssets(await serviceAssetsForHost(paths, binaryPaths), log);
     if (changed) await options.systemctl.daemonReload();
   }
-  return binaryPaths;
+  return { binaryPaths, ...(executableCopy === undefined ? {} : { executableCopy }) };
 }
