@@ -117,7 +117,7 @@ async function build(
         return { before: 'absent', after: fake.host };
       },
     },
-    nspawnHooks: { regenerate: unused },
+    nspawnHooks: { regenerate: unused, unchanged: unused },
     upgrades: options.upgrades ?? unusedUpgrades,
     operations: createOperationRegistry(),
     reset: unusedReset,

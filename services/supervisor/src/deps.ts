@@ -21,6 +21,14 @@ export interface HostRootService {
 
 /** The nspawn pre-start hook's request; the real one wraps shared/nspawn. */
 export interface NspawnHooksService {
+  /**
+   * The answer when the request would change nothing (the root installed,
+   * the helper this executable, the hooks as they would be written), read
+   * without the activation lock; undefined otherwise, or while a mutation
+   * runs. The pre-start hook runs at every machine start, and most find
+   * nothing to do.
+   */
+  unchanged(machine: NspawnMachine): Promise<RegenerateNspawnHooksResponse | undefined>;
   /** Migrates, then rewrites the machine's hooks under the resolved root; the caller holds the activation lock. */
   regenerate(machine: NspawnMachine): Promise<RegenerateNspawnHooksResponse>;
 }

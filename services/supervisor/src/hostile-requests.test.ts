@@ -53,7 +53,7 @@ beforeEach(async () => {
       drain: () => Promise.resolve(),
     },
     reset: { begin: refuse, drain: () => Promise.resolve() },
-    nspawnHooks: { regenerate: refuse },
+    nspawnHooks: { regenerate: refuse, unchanged: refuse },
     startup: {
       refusal: () => undefined,
       view: () => {

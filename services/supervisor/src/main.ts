@@ -162,6 +162,8 @@ export async function runSupervisor(options: SupervisorOptions): Promise<number>
     paths,
     log,
     executable: () => host.runningExecutable(),
+    mutationRunning: async () =>
+      queue.isBusy() || (await isActivationLockHeld(paths.activationLock)),
     ...(managedBySystemd ? { systemctl: host.systemctl } : {}),
   });
   const gate = createStartupGate();

@@ -1,8 +1,8 @@
 import type { RegenerateNspawnHooksResponse } from '@aks-flex-node/api';
-import { migrateAndDescribe } from '@aks-flex-node/hostroot';
-import type { HostPaths, NspawnMachine } from '@aks-flex-node/layout';
+import { isHostRootSettled, migrateAndDescribe, resolveHostRoot } from '@aks-flex-node/hostroot';
+import { hostRootMarkers, type HostPaths, type NspawnMachine } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
-import { rewriteNspawnHooks } from '@aks-flex-node/nspawn';
+import { currentNspawnHooks, rewriteNspawnHooks } from '@aks-flex-node/nspawn';
 import type { Systemctl } from '@aks-flex-node/systemd';
 import type { NspawnHooksService } from './deps.js';
 
@@ -14,6 +14,8 @@ export interface NspawnHooksServiceOptions {
   executable: () => Promise<string>;
   /** Given when systemd runs the daemon; a daemon started by hand writes but does not reload. */
   systemctl?: Pick<Systemctl, 'daemonReload'>;
+  /** Whether a mutation runs now: this daemon's, or another process's holding the activation lock. */
+  mutationRunning: () => Promise<boolean>;
 }
 
 /**
@@ -27,6 +29,21 @@ export interface NspawnHooksServiceOptions {
 export function createNspawnHooksService(options: NspawnHooksServiceOptions): NspawnHooksService {
   const { paths, log } = options;
   return {
+    unchanged: async (machine: NspawnMachine) => {
+      // While a mutation runs, the request queues for the lock as it always
+      // did, and is refused: what a move or an upgrade is changing is not
+      // judged from outside it.
+      if (await options.mutationRunning()) return undefined;
+      if (!(await isHostRootSettled(paths, hostRootMarkers()))) return undefined;
+      const root = await resolveHostRoot(paths);
+      const helper = await currentNspawnHooks(root, paths, machine, await options.executable());
+      if (helper === undefined) return undefined;
+      log.info(
+        { machine, root, helper },
+        'the nspawn hooks for pre-start are current: nothing to write, no lock taken',
+      );
+      return { machine, migratedFrom: 'installed', root, helper, changed: false, reloaded: false };
+    },
     regenerate: async (machine: NspawnMachine): Promise<RegenerateNspawnHooksResponse> => {
       const migrated = await migrateAndDescribe(paths, log);
       const root = migrated.after.resolved;

@@ -20,6 +20,7 @@ export {
   fillTemplate,
   readInstalledServiceOptions,
   renderServiceAssets,
+  serviceAssetsAreWritten,
   serviceAssetsForHost,
   writeServiceAssets,
   type LegacyRootUse,

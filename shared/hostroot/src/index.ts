@@ -4,7 +4,7 @@ export { describeHostRoot, migrateAndDescribe } from './describe-host-root.js';
 export type { HostRootPaths } from './host-root-paths.js';
 export { hostRootState, hostRootStates } from './host-root-state.js';
 export { isLegacyReleased } from './is-legacy-released.js';
-export { migrateHostRoot } from './migrate-host-root.js';
+export { isHostRootSettled, migrateHostRoot } from './migrate-host-root.js';
 export { checkInstallDir, checkMoveTarget } from './check-install-dir.js';
 export type { PreflightCheck } from './check-install-dir.js';
 export { plannedHostRoot } from './planned-host-root.js';

@@ -39,6 +39,19 @@ export async function migrateHostRoot(
   }
 }
 
+/**
+ * Whether Migrate has nothing to do and nothing to refuse: the root is
+ * installed and no installation is left under the legacy root. Reads only.
+ */
+export async function isHostRootSettled(
+  paths: HostRootPaths,
+  markers: readonly string[],
+): Promise<boolean> {
+  return (
+    (await hostRootState(paths)) === 'installed' && !(await holdsAnyMarker(paths.legacy, markers))
+  );
+}
+
 async function linkToLegacyIfInstalled(
   paths: HostRootPaths,
   log: Logger,

@@ -100,6 +100,28 @@ export async function installNspawnLifecycleHelperUnder(
   return helper;
 }
 
+/**
+ * Whether the helper under `resolvedRoot` is already the running executable:
+ * the same file, or a 0755 copy recorded as its while neither changed since
+ * (the case {@link installNspawnLifecycleHelperUnder} leaves alone without
+ * reading either). Reads only; false when it would have to compare bytes.
+ */
+export async function isNspawnLifecycleHelperCurrent(
+  resolvedRoot: string,
+  executable: string,
+): Promise<boolean> {
+  const helper = nspawnLifecycleHelperUnder(resolvedRoot);
+  const source = await realpathOf(executable);
+  if (await sameInode(helper, source)) return true;
+  const installed = await statOf(helper);
+  return (
+    installed !== undefined &&
+    installed.isFile() &&
+    (installed.mode & 0o777) === 0o755 &&
+    (await isRecordedCopy(helper, source))
+  );
+}
+
 /** {@link linkThroughTemp} to the helper, with the helper's crash points. */
 function linkHelper(source: string, helper: string): Promise<boolean> {
   return linkThroughTemp(source, helper, {

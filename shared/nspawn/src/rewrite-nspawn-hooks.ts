@@ -1,8 +1,12 @@
-import { writeServiceAssets } from '@aks-flex-node/agentbinary';
+import { serviceAssetsAreWritten, writeServiceAssets } from '@aks-flex-node/agentbinary';
 import { exists } from '@aks-flex-node/fs';
 import { nspawnMachines, type HostPaths, type NspawnMachine } from '@aks-flex-node/layout';
 import type { Logger } from '@aks-flex-node/log';
-import { installNspawnLifecycleHelperUnder } from './install-nspawn-lifecycle-helper.js';
+import {
+  installNspawnLifecycleHelperUnder,
+  isNspawnLifecycleHelperCurrent,
+  nspawnLifecycleHelperUnder,
+} from './install-nspawn-lifecycle-helper.js';
 import { nspawnHookFiles } from './nspawn-hook-files.js';
 import { renderNspawnHooks } from './render-nspawn-hooks.js';
 
@@ -24,6 +28,26 @@ export interface RewrittenNspawnHooks {
   machines: NspawnMachine[];
   /** Whether a hook file changed; the caller reloads systemd only then. */
   changed: boolean;
+}
+
+/**
+ * The helper when {@link rewriteNspawnHooks} for `machine` under `root` would
+ * change nothing: the helper is already the running executable and the
+ * machine's hook files hold what would be written. Reads only, so it needs
+ * no lock: a file another process replaces meanwhile is read whole, before
+ * or after (every writer renames), and either way the answer is what a
+ * machine starting then would have run. Undefined when something would change.
+ */
+export async function currentNspawnHooks(
+  root: string,
+  paths: Pick<HostPaths, 'unitDir'>,
+  machine: NspawnMachine,
+  executable: string,
+): Promise<string | undefined> {
+  if (!(await isNspawnLifecycleHelperCurrent(root, executable))) return undefined;
+  const helper = nspawnLifecycleHelperUnder(root);
+  const hooks = renderNspawnHooks(paths, machine, helper);
+  return (await serviceAssetsAreWritten(hooks)) ? helper : undefined;
 }
 
 /**

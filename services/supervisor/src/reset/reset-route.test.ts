@@ -115,7 +115,7 @@ beforeEach(async () => {
     upgrades: unusedUpgrades,
     operations,
     reset,
-    nspawnHooks: { regenerate: unused },
+    nspawnHooks: { regenerate: unused, unchanged: unused },
     startup: {
       refusal: () => undefined,
       view: () => {

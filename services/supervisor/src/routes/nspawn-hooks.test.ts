@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { problemSchema, regenerateNspawnHooksResponseSchema } from '@aks-flex-node/api';
 import { hostPathsUnder, type HostPaths } from '@aks-flex-node/layout';
+import { acquireActivationLock, isActivationLockHeld } from '@aks-flex-node/lock';
 import { createSilentLogger, isNotFound } from '@aks-flex-node/log';
 import { nspawnHookFiles } from '@aks-flex-node/nspawn';
 import { buildApp } from '../app.js';
@@ -43,6 +44,8 @@ beforeEach(async () => {
       paths,
       log,
       executable: () => Promise.resolve(executable),
+      mutationRunning: async () =>
+        queue.isBusy() || (await isActivationLockHeld(paths.activationLock)),
       systemctl: {
         daemonReload: () => {
           reloads += 1;
@@ -167,6 +170,107 @@ describe('POST /v1/nspawn-machines/:machine/hooks', () => {
     expect(response.statusCode).toBe(409);
     expect(problemSchema.parse(response.json()).code).toBe('ACTIVATION_IN_PROGRESS');
     expect(await readdirOrEmpty(paths.unitDir)).toEqual([]);
+  });
+});
+
+// Most machine starts find the hooks as they would be written: the daemon
+// answers those from reads, without the activation lock.
+describe('POST /v1/nspawn-machines/:machine/hooks on an installed root whose hooks are current', () => {
+  /** An installed root with kube1's hooks written by a first request, which ran under the lock. */
+  async function currentHooks(): Promise<void> {
+    await mkdir(paths.root, { recursive: true });
+    const first = await app.inject(hooksOf('kube1'));
+    expect(first.statusCode, first.body).toBe(200);
+    expect(regenerateNspawnHooksResponseSchema.parse(first.json())).toMatchObject({
+      migratedFrom: 'installed',
+      changed: true,
+    });
+    expect(queue.mutationsEnded()).toBe(1);
+  }
+
+  it('answers unchanged without a mutation (no lock taken), as the mutation would', async () => {
+    await currentHooks();
+    const response = await app.inject(hooksOf('kube1'));
+    expect(response.statusCode, response.body).toBe(200);
+    expect(regenerateNspawnHooksResponseSchema.parse(response.json())).toEqual({
+      machine: 'kube1',
+      migratedFrom: 'installed',
+      root: paths.root,
+      helper: path.join(paths.root, 'bin/unbounded-agent-nspawn-lifecycle'),
+      changed: false,
+      reloaded: false,
+    });
+    expect(queue.mutationsEnded()).toBe(1);
+    expect(reloads).toBe(1);
+  });
+
+  it('a hook file changed on disk goes through the mutation, which writes it back', async () => {
+    await currentHooks();
+    const files = nspawnHookFiles(paths, 'kube1');
+    await writeFile(files.overrideFile, '[Service]\n');
+    const response = await app.inject(hooksOf('kube1'));
+    expect(regenerateNspawnHooksResponseSchema.parse(response.json())).toMatchObject({
+      changed: true,
+      reloaded: true,
+    });
+    expect(queue.mutationsEnded()).toBe(2);
+    expect(await readFile(files.overrideFile, 'utf8')).toContain('ExecStartPost=');
+  });
+
+  it('a machine whose hooks were never written goes through the mutation', async () => {
+    await currentHooks();
+    const response = await app.inject(hooksOf('kube2'));
+    expect(regenerateNspawnHooksResponseSchema.parse(response.json())).toMatchObject({
+      machine: 'kube2',
+      changed: true,
+    });
+    expect(queue.mutationsEnded()).toBe(2);
+  });
+
+  it('an installation left under the legacy root goes through the mutation, which refuses it', async () => {
+    await currentHooks();
+    await legacyInstall();
+    const response = await app.inject(hooksOf('kube1'));
+    expect(response.statusCode).toBe(409);
+    expect(queue.mutationsEnded()).toBe(2);
+  });
+
+  it('is still refused with 409 while this daemon runs a mutation', async () => {
+    await currentHooks();
+    let release: () => void = () => undefined;
+    let markStarted: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (markStarted = resolve));
+    const holding = queue.run(
+      'a test mutation',
+      () =>
+        new Promise<void>((resolve) => {
+          release = resolve;
+          markStarted();
+        }),
+    );
+    await started;
+    const response = await app.inject(hooksOf('kube1'));
+    release();
+    await holding;
+    expect(response.statusCode).toBe(409);
+    expect(problemSchema.parse(response.json()).code).toBe('ACTIVATION_IN_PROGRESS');
+  });
+
+  it('is still refused with 409 while another process holds the activation lock', async () => {
+    await currentHooks();
+    const other = await acquireActivationLock({
+      lockPath: paths.activationLock,
+      goLockPath: paths.goUpgradeLock,
+      log: createSilentLogger(),
+      purpose: 'another process',
+    });
+    try {
+      const response = await app.inject(hooksOf('kube1'));
+      expect(response.statusCode).toBe(409);
+      expect(problemSchema.parse(response.json()).code).toBe('ACTIVATION_IN_PROGRESS');
+    } finally {
+      await other.release();
+    }
   });
 });
 

@@ -23,8 +23,12 @@ export function nspawnHookRoutes(deps: SupervisorDeps) {
         body: regenerateNspawnHooksRequestSchema,
         response: { 200: regenerateNspawnHooksResponseSchema },
       },
-      handler: (request) => {
+      handler: async (request) => {
         const machine = parseNspawnMachine(request.params.machine);
+        // Most machine starts find nothing to change: answered from reads,
+        // without the activation lock and the flock(1) it starts.
+        const unchanged = await deps.nspawnHooks.unchanged(machine);
+        if (unchanged !== undefined) return unchanged;
         return deps.runMutation(`regenerating the hooks of nspawn machine ${machine}`, () =>
           deps.nspawnHooks.regenerate(machine),
         );

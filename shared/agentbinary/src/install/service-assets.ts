@@ -223,6 +223,18 @@ export async function serviceAssetsDiffer(assets: readonly ServiceAsset[]): Prom
 }
 
 /**
+ * Whether every asset's file already holds its content, by the rule
+ * {@link writeServiceAssets} writes by: true when it would write nothing.
+ * Reads only.
+ */
+export async function serviceAssetsAreWritten(assets: readonly ServiceAsset[]): Promise<boolean> {
+  for (const asset of assets) {
+    if ((await currentContent(asset.path)) !== asset.content) return false;
+  }
+  return true;
+}
+
+/**
  * Writes each asset atomically, in order, skipping those already identical.
  * Returns whether anything changed, so the caller reloads systemd only then.
  */
