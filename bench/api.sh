@@ -17,6 +17,9 @@
 # 77th slowest, not one round's 26th), and p99_ratio is the ratio of those
 # two. Each run also records the server's CPU time per answered request;
 # the cpu_ratio column is the median of the rounds' daemon/bare ratios of it.
+# Both servers run from copies made by the product's own install routine
+# (bench/lib/install-copy.ts), so their executables' pages are resident the
+# way an installed agent's are, not the way the build or pnpm wrote them.
 # The daemon runs in private mount and network namespaces (bench/lib/daemon-sandbox.sh),
 # so the bench touches nothing of the machine's. Needs root.
 # Memory after the load is sampled AFTER_LOAD_SECONDS (25) after the last
@@ -46,6 +49,8 @@ readonly path=/v1/status
 source "$workspace/bench/lib/daemon-sandbox.sh"
 # shellcheck source=bench/lib/machine-steal.sh
 source "$workspace/bench/lib/machine-steal.sh"
+# shellcheck source=bench/lib/bundled-part.sh
+source "$workspace/bench/lib/bundled-part.sh"
 
 die() {
   echo "$script_name: $*" >&2
@@ -139,8 +144,14 @@ measure() { # daemon|bare clients mode
 }
 
 inside() {
-  trap 'sandbox_stop; [[ -n ${bare:-} ]] && kill "$bare" 2>/dev/null; true' EXIT
-  sandbox_start "$binary"
+  trap 'sandbox_stop; [[ -n ${bare:-} ]] && kill "$bare" 2>/dev/null; [[ -n ${copies:-} ]] && rm -rf "$copies"; true' EXIT
+  # Outside the sandbox's tmpfs mounts: on tmpfs the page cache would not be
+  # the one an installed agent's filesystem has.
+  copies=$(mktemp -d /var/tmp/aks-flex-node-bench-executables.XXXXXX)
+  bench_bundle "$workspace" "$workspace/bench/lib/install-copy.ts" "$copies/install-copy.mjs"
+  "$node" "$copies/install-copy.mjs" "$binary" "$copies/aks-flex-node"
+  "$node" "$copies/install-copy.mjs" "$node" "$copies/node"
+  sandbox_start "$copies/aks-flex-node"
   scratch=$sandbox_scratch
   local pid=$sandbox_daemon
   # After the stability interval (3 s) the start sequence has run: the daemon is "started".
@@ -159,7 +170,7 @@ inside() {
 
   curl -sf --unix-socket "$sandbox_socket" -o "$scratch/body.json" "http://agent$path"
   local bare_socket=$scratch/bare.sock
-  "$node" "$workspace/bench/lib/bare-server.mjs" --body "$scratch/body.json" --socket "$bare_socket" >/dev/null &
+  "$copies/node" "$workspace/bench/lib/bare-server.mjs" --body "$scratch/body.json" --socket "$bare_socket" >/dev/null &
   bare=$!
   local _
   for _ in $(seq 1 50); do [[ -S $bare_socket ]] && break; sleep 0.1; done

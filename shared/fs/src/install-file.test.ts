@@ -1,7 +1,7 @@
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { open, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { installFile } from './install-file.js';
+import { describe, expect, it, vi } from 'vitest';
+import { installFile, installWriteBytes } from './install-file.js';
 import { makeTempDir, permissions, withUmask } from './test-support.js';
 
 describe('installFile', () => {
@@ -38,6 +38,29 @@ describe('installFile', () => {
     content[content.length - 1] = 9;
     await writeFile(path.join(tmp, 'big'), content);
     await installFile(path.join(tmp, 'big'), path.join(tmp, 'copy'), { mode: 0o700 });
+    expect((await readFile(path.join(tmp, 'copy'))).equals(content)).toBe(true);
+  });
+
+  it('writes the copy in pieces of 64 KiB at most, so the page cache holds it in small folios', async () => {
+    const tmp = await makeTempDir();
+    const content = Buffer.alloc(2 * (1 << 20) + 5, 3);
+    await writeFile(path.join(tmp, 'big'), content);
+    // FileHandle is not exported; its prototype is reached through a handle.
+    const probe = await open(path.join(tmp, 'big'), 'r');
+    const fileHandlePrototype = Object.getPrototypeOf(probe) as {
+      write: (...args: unknown[]) => unknown;
+    };
+    await probe.close();
+    const write = vi.spyOn(fileHandlePrototype, 'write');
+    try {
+      await installFile(path.join(tmp, 'big'), path.join(tmp, 'copy'), { mode: 0o755 });
+      const lengths = write.mock.calls.map((call) => call[2] as number);
+      expect(installWriteBytes).toBe(64 * 1024);
+      expect(lengths.length).toBeGreaterThanOrEqual(Math.ceil(content.length / installWriteBytes));
+      expect(Math.max(...lengths)).toBeLessThanOrEqual(installWriteBytes);
+    } finally {
+      write.mockRestore();
+    }
     expect((await readFile(path.join(tmp, 'copy'))).equals(content)).toBe(true);
   });
 
