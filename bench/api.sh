@@ -151,8 +151,18 @@ inside() {
   bench_bundle "$workspace" "$workspace/bench/lib/install-copy.ts" "$copies/install-copy.mjs"
   "$node" "$copies/install-copy.mjs" "$binary" "$copies/aks-flex-node"
   "$node" "$copies/install-copy.mjs" "$node" "$copies/node"
+  # The first start installs the agent under /opt (a copy of 130 MB, whose
+  # loop V8 optimizes, paging in more of Node's compiler); a node's daemon
+  # then runs from there, as the unit starts it, and that one is measured.
+  sandbox_opt_on_disk=1
   sandbox_start "$copies/aks-flex-node"
   scratch=$sandbox_scratch
+  curl -sf --unix-socket "$sandbox_socket" -o /dev/null "http://agent$path" ||
+    die "the daemon did not answer $path at its first start; its log: $(cat "$sandbox_log")"
+  sleep 4
+  local mem_first_start
+  mem_first_start=$(sandbox_memory_json "$sandbox_daemon")
+  sandbox_restart_installed
   local pid=$sandbox_daemon
   # After the stability interval (3 s) the start sequence has run: the daemon is "started".
   curl -sf --unix-socket "$sandbox_socket" -o "$scratch/body.json" "http://agent$path" ||
@@ -233,14 +243,14 @@ inside() {
   report=$(printf '%s\n' "${runs[@]}" | jq -s \
     --arg binary "$binary" --arg date "$(date -u +%FT%TZ)" --arg host "$(uname -n) $(nproc) cores" \
     --argjson idle "$idle_seconds" --argjson duration "$duration" --argjson rounds "$rounds" \
-    --argjson mem_start "$mem_start" --argjson mem_idle "$mem_idle" \
+    --argjson mem_first "$mem_first_start" --argjson mem_start "$mem_start" --argjson mem_idle "$mem_idle" \
     --argjson mem_load "$mem_load" --argjson mem_after "$mem_after" \
     --argjson mem_paced "$mem_paced" --argjson bare_paced "$bare_mem_paced" \
     --argjson bare_start "$bare_mem_start" --argjson bare_load "$bare_mem_load" \
     --argjson wakeups "$wakeups_per_min" \
     '{bench: "api", date: $date, machine: $host, binary: $binary, path: "/v1/status",
       idle_seconds: $idle, duration_s: $duration, rounds: $rounds,
-      memory_mib: {after_start: $mem_start, after_idle: $mem_idle,
+      memory_mib: {first_start_installing_itself: $mem_first, after_start: $mem_start, after_idle: $mem_idle,
                    peak_under_64_clients_paced: $mem_paced, peak_under_64_clients: $mem_load,
                    after_load: $mem_after, bare_server_after_start: $bare_start,
                    bare_server_peak_under_64_clients_paced: $bare_paced,

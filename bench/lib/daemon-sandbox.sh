@@ -14,6 +14,14 @@ sandbox_private_host() { # scratch
   mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/etc-upper,workdir=$1/etc-work" /etc
   local dir
   for dir in /opt /usr/local /run /var/lib; do mount -t tmpfs -o mode=0755 tmpfs "$dir"; done
+  # With sandbox_opt_on_disk=1, /opt is a directory of the scratch's disk
+  # instead, so the agent the daemon installs there is paged in as on a
+  # node's root filesystem (tmpfs keeps its own pages).
+  if [[ ${sandbox_opt_on_disk:-0} == 1 ]]; then
+    umount /opt
+    mkdir -m 0755 "$1/opt"
+    mount --bind "$1/opt" /opt
+  fi
   mkdir -p /usr/local/bin
 }
 
@@ -70,6 +78,21 @@ sandbox_start() { # binary
   sandbox_log=$sandbox_scratch/daemon.log
   # shellcheck disable=SC2086 # one NAME=VALUE a word, checked by sandbox_unit_environment
   env $environment "$1" agent --config /etc/bench-config.json >"$sandbox_log" 2>&1 &
+  sandbox_daemon=$!
+  sandbox_wait_for_socket
+}
+
+# Stops the daemon and starts it again the way its unit does, from the agent
+# it installed under /opt at its first start: a node's daemon runs from
+# there and copies nothing at start.
+sandbox_restart_installed() {
+  kill -TERM "$sandbox_daemon"
+  wait "$sandbox_daemon" 2>/dev/null || true
+  rm -f "$sandbox_socket"
+  local environment
+  environment=$(sandbox_unit_environment)
+  # shellcheck disable=SC2086 # one NAME=VALUE a word, checked by sandbox_unit_environment
+  env $environment /opt/unbounded/agent/bin/aks-flex-node agent --config /etc/bench-config.json >>"$sandbox_log" 2>&1 &
   sandbox_daemon=$!
   sandbox_wait_for_socket
 }
