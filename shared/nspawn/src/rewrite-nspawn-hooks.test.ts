@@ -87,13 +87,13 @@ describe('the nspawn lifecycle helper and hooks on a host', () => {
   // /dev/shm is a tmpfs apart from the temp directory here; where it is not,
   // the two could share an inode and there is no copy to test.
   const otherMount = statSync('/dev/shm', { throwIfNoEntry: false });
-  it.skipIf(otherMount === undefined || otherMount.dev === statSync(os.tmpdir()).dev)(
+  const itOnOtherMount = it.skipIf(
+    otherMount === undefined || otherMount.dev === statSync(os.tmpdir()).dev,
+  );
+  itOnOtherMount(
     'issue26 an executable on another mount is copied (0755), and a copy changed in place after it was checked is found and replaced',
-    async () => {
-      const shm = await mkdtemp('/dev/shm/nspawn-hooks-');
-      try {
-        const elsewhere = path.join(shm, 'running-agent');
-        await writeFile(elsewhere, '#!/bin/sh\necho this-release\n', { mode: 0o755 });
+    () =>
+      withAgentOnOtherMount(async (elsewhere) => {
         const helper = await installNspawnLifecycleHelper(paths, log, elsewhere);
         expect((await lstat(helper)).nlink).toBe(1);
         expect((await stat(helper)).mode & 0o777).toBe(0o755);
@@ -102,21 +102,15 @@ describe('the nspawn lifecycle helper and hooks on a host', () => {
         await writeFile(helper, '#!/bin/sh\necho tampered\n');
         await installNspawnLifecycleHelper(paths, log, elsewhere);
         expect(await readFile(helper, 'utf8')).toContain('this-release');
-      } finally {
-        await rm(shm, { recursive: true, force: true });
-      }
-    },
+      }),
   );
 
   // The first start of a binary from elsewhere copies it under the root
   // (installHostBinary) and the layout keeps that file as the current slot.
-  it.skipIf(otherMount === undefined || otherMount.dev === statSync(os.tmpdir()).dev)(
+  itOnOtherMount(
     'issue26 an executable on another mount links the helper to the copy this start installed, recognised by its inode, and remembers it',
-    async () => {
-      const shm = await mkdtemp('/dev/shm/nspawn-hooks-');
-      try {
-        const elsewhere = path.join(shm, 'running-agent');
-        await writeFile(elsewhere, '#!/bin/sh\necho this-release\n', { mode: 0o755 });
+    () =>
+      withAgentOnOtherMount(async (elsewhere) => {
         const slots = agentBinaryPathsUnder(paths.root);
         const copy = await installAsCurrent(elsewhere, slots.blue, slots.current);
         const helper = await installNspawnLifecycleHelper(paths, log, elsewhere, copy);
@@ -127,19 +121,13 @@ describe('the nspawn lifecycle helper and hooks on a host', () => {
         await installNspawnLifecycleHelper(paths, log, elsewhere);
         const again = await lstat(helper);
         expect([again.ino, again.ctimeMs]).toEqual([linked.ino, linked.ctimeMs]);
-      } finally {
-        await rm(shm, { recursive: true, force: true });
-      }
-    },
+      }),
   );
 
-  it.skipIf(otherMount === undefined || otherMount.dev === statSync(os.tmpdir()).dev)(
+  itOnOtherMount(
     'issue26 a current slot that is no longer the installed copy (an upgrade renamed another file over it) is not linked: the helper is copied',
-    async () => {
-      const shm = await mkdtemp('/dev/shm/nspawn-hooks-');
-      try {
-        const elsewhere = path.join(shm, 'running-agent');
-        await writeFile(elsewhere, '#!/bin/sh\necho this-release\n', { mode: 0o755 });
+    () =>
+      withAgentOnOtherMount(async (elsewhere) => {
         const slots = agentBinaryPathsUnder(paths.root);
         const copy = await installAsCurrent(elsewhere, slots.blue, slots.current);
         const staged = path.join(tmp, 'staged');
@@ -150,10 +138,7 @@ describe('the nspawn lifecycle helper and hooks on a host', () => {
         expect(String(installed.ino)).not.toBe(copy.ino);
         expect(installed.ino).not.toBe((await stat(slots.blue)).ino);
         expect(await readFile(helper, 'utf8')).toContain('this-release');
-      } finally {
-        await rm(shm, { recursive: true, force: true });
-      }
-    },
+      }),
   );
 
   it('daemon#6.4 writes no hooks on a host without machines, but installs the helper', async () => {
@@ -218,4 +203,17 @@ async function installAsCurrent(
   await symlink(slot, current);
   const { dev, ino } = await fileIdentity(slot);
   return { executable, executableBefore, dev, ino };
+}
+
+// An agent executable ("this-release") in a directory of /dev/shm, removed
+// after `test` whatever it did.
+async function withAgentOnOtherMount(test: (elsewhere: string) => Promise<void>): Promise<void> {
+  const shm = await mkdtemp('/dev/shm/nspawn-hooks-');
+  try {
+    const elsewhere = path.join(shm, 'running-agent');
+    await writeFile(elsewhere, '#!/bin/sh\necho this-release\n', { mode: 0o755 });
+    await test(elsewhere);
+  } finally {
+    await rm(shm, { recursive: true, force: true });
+  }
 }

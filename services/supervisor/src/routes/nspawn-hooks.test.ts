@@ -152,21 +152,7 @@ describe('POST /v1/nspawn-machines/:machine/hooks', () => {
   });
 
   it('is refused with 409 while another mutation holds the queue', async () => {
-    let release: () => void = () => undefined;
-    let markStarted: () => void = () => undefined;
-    const started = new Promise<void>((resolve) => (markStarted = resolve));
-    const holding = queue.run(
-      'a test mutation',
-      () =>
-        new Promise<void>((resolve) => {
-          release = resolve;
-          markStarted();
-        }),
-    );
-    await started;
-    const response = await app.inject(hooksOf('kube1'));
-    release();
-    await holding;
+    const response = await hooksRequestWhileQueueBusy('kube1');
     expect(response.statusCode).toBe(409);
     expect(problemSchema.parse(response.json()).code).toBe('ACTIVATION_IN_PROGRESS');
     expect(await readdirOrEmpty(paths.unitDir)).toEqual([]);
@@ -237,21 +223,7 @@ describe('POST /v1/nspawn-machines/:machine/hooks on an installed root whose hoo
 
   it('is still refused with 409 while this daemon runs a mutation', async () => {
     await currentHooks();
-    let release: () => void = () => undefined;
-    let markStarted: () => void = () => undefined;
-    const started = new Promise<void>((resolve) => (markStarted = resolve));
-    const holding = queue.run(
-      'a test mutation',
-      () =>
-        new Promise<void>((resolve) => {
-          release = resolve;
-          markStarted();
-        }),
-    );
-    await started;
-    const response = await app.inject(hooksOf('kube1'));
-    release();
-    await holding;
+    const response = await hooksRequestWhileQueueBusy('kube1');
     expect(response.statusCode).toBe(409);
     expect(problemSchema.parse(response.json()).code).toBe('ACTIVATION_IN_PROGRESS');
   });
@@ -275,6 +247,27 @@ describe('POST /v1/nspawn-machines/:machine/hooks on an installed root whose hoo
 });
 
 /** A directory's entries; a directory never created has none. */
+// The hooks request for `machine`, sent while a test mutation holds this
+// daemon's queue; the mutation ends once the answer is in.
+async function hooksRequestWhileQueueBusy(machine: string) {
+  let release: () => void = () => undefined;
+  let markStarted: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+  const holding = queue.run(
+    'a test mutation',
+    () =>
+      new Promise<void>((resolve) => {
+        release = resolve;
+        markStarted();
+      }),
+  );
+  await started;
+  const response = await app.inject(hooksOf(machine));
+  release();
+  await holding;
+  return response;
+}
+
 async function readdirOrEmpty(dir: string): Promise<string[]> {
   return readdir(dir).catch((error: unknown) => {
     if (isNotFound(error)) return [];
