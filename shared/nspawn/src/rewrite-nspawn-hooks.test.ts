@@ -205,8 +205,7 @@ async function installAsCurrent(
   return { executable, executableBefore, dev, ino };
 }
 
-// An agent executable ("this-release") in a directory of /dev/shm, removed
-// after `test` whatever it did.
+/** Runs `test` with an agent executable ("this-release") in a directory of /dev/shm, removed afterwards whatever happened. */
 async function withAgentOnOtherMount(test: (elsewhere: string) => Promise<void>): Promise<void> {
   const shm = await mkdtemp('/dev/shm/nspawn-hooks-');
   try {

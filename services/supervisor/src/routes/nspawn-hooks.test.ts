@@ -246,9 +246,10 @@ describe('POST /v1/nspawn-machines/:machine/hooks on an installed root whose hoo
   });
 });
 
-/** A directory's entries; a directory never created has none. */
-// The hooks request for `machine`, sent while a test mutation holds this
-// daemon's queue; the mutation ends once the answer is in.
+/**
+ * The hooks request for `machine`, sent while a test mutation holds this
+ * daemon's queue; the mutation ends once the answer is in.
+ */
 async function hooksRequestWhileQueueBusy(machine: string) {
   let release: () => void = () => undefined;
   let markStarted: () => void = () => undefined;
@@ -268,6 +269,7 @@ async function hooksRequestWhileQueueBusy(machine: string) {
   return response;
 }
 
+/** A directory's entries; a directory never created has none. */
 async function readdirOrEmpty(dir: string): Promise<string[]> {
   return readdir(dir).catch((error: unknown) => {
     if (isNotFound(error)) return [];
