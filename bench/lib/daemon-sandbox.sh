@@ -13,15 +13,17 @@ sandbox_private_host() { # scratch
   mkdir -p "$1/etc-upper" "$1/etc-work"
   mount -t overlay overlay -o "lowerdir=/etc,upperdir=$1/etc-upper,workdir=$1/etc-work" /etc
   local dir
-  for dir in /opt /usr/local /run /var/lib; do mount -t tmpfs -o mode=0755 tmpfs "$dir"; done
-  # With sandbox_opt_on_disk=1, /opt is a directory of the scratch's disk
-  # instead, so the agent the daemon installs there is paged in as on a
-  # node's root filesystem (tmpfs keeps its own pages).
-  if [[ ${sandbox_opt_on_disk:-0} == 1 ]]; then
-    umount /opt
-    mkdir -m 0755 "$1/opt"
-    mount --bind "$1/opt" /opt
-  fi
+  for dir in /opt /usr/local /run /var/lib; do
+    # With sandbox_opt_on_disk=1, /opt is a directory of the scratch's disk,
+    # so the agent the daemon installs there is paged in as on a node's root
+    # filesystem (tmpfs keeps its own pages).
+    if [[ $dir == /opt && ${sandbox_opt_on_disk:-0} == 1 ]]; then
+      mkdir -m 0755 "$1/opt"
+      mount --bind "$1/opt" /opt
+    else
+      mount -t tmpfs -o mode=0755 tmpfs "$dir"
+    fi
+  done
   mkdir -p /usr/local/bin
 }
 
@@ -70,16 +72,11 @@ sandbox_unit_environment() {
 # private host, with the agent unit's environment, and waits until its socket
 # exists. Extra arguments go before `agent`'s options are parsed: none today.
 sandbox_start() { # binary
-  local environment
-  environment=$(sandbox_unit_environment)
   sandbox_scratch=$(mktemp -d /var/tmp/aks-flex-node-bench.XXXXXX)
   sandbox_private_host "$sandbox_scratch"
   echo '{}' >/etc/bench-config.json
   sandbox_log=$sandbox_scratch/daemon.log
-  # shellcheck disable=SC2086 # one NAME=VALUE a word, checked by sandbox_unit_environment
-  env $environment "$1" agent --config /etc/bench-config.json >"$sandbox_log" 2>&1 &
-  sandbox_daemon=$!
-  sandbox_wait_for_socket
+  sandbox_run_daemon "$1"
 }
 
 # Stops the daemon and starts it again the way its unit does, from the agent
@@ -89,10 +86,16 @@ sandbox_restart_installed() {
   kill -TERM "$sandbox_daemon"
   wait "$sandbox_daemon" 2>/dev/null || true
   rm -f "$sandbox_socket"
+  sandbox_run_daemon /opt/unbounded/agent/bin/aks-flex-node
+}
+
+# Runs `executable agent` with the agent unit's environment, its output
+# added to sandbox_log, and waits until its socket exists.
+sandbox_run_daemon() { # executable
   local environment
   environment=$(sandbox_unit_environment)
   # shellcheck disable=SC2086 # one NAME=VALUE a word, checked by sandbox_unit_environment
-  env $environment /opt/unbounded/agent/bin/aks-flex-node agent --config /etc/bench-config.json >>"$sandbox_log" 2>&1 &
+  env $environment "$1" agent --config /etc/bench-config.json >>"$sandbox_log" 2>&1 &
   sandbox_daemon=$!
   sandbox_wait_for_socket
 }
