@@ -20,7 +20,7 @@ const theSwitch = 'shared/agentbinary/src/upgrade/stage-and-switch.ts';
  * Issue 25's goal is 8 files; the honest count is well above it. The path may
  * only shrink: lower this as files leave it, down to the goal.
  */
-const maxFiles = 10;
+const maxFiles = 9;
 const maxCallbacks = 2;
 
 /** The numbered files of docs/architecture.md's "Follow a request" section, in order. */

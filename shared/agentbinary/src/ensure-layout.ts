@@ -1,6 +1,6 @@
-import { lstat, stat } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import { installFile, linkThroughTemp, makeIoError, replaceSymlinkAtomic } from '@aks-flex-node/fs';
-import { AgentError, errnoCode, type Logger } from '@aks-flex-node/log';
+import { AgentError, type Logger } from '@aks-flex-node/log';
 import { candidateSlotFor, type AgentBinaryPaths } from './agent-binary-paths.js';
 import { describeAgentLink, inspectAgentLink } from './agent-link.js';
 import { isLinkTo, resolveIfPresent } from './resolve-link.js';
@@ -11,17 +11,6 @@ export interface LayoutResult {
   current: string;
   lastGood: string;
   changed: boolean;
-}
-
-/** Whether a path (links followed) is a regular file with an execute bit. */
-export async function isRegularExecutable(file: string): Promise<boolean> {
-  try {
-    const info = await stat(file);
-    return info.isFile() && (info.mode & 0o111) !== 0;
-  } catch (error) {
-    if (errnoCode(error) === 'ENOENT' || errnoCode(error) === 'ENOTDIR') return false;
-    throw makeIoError('inspect', file, error);
-  }
 }
 
 /**

@@ -14,7 +14,6 @@ export type { AgentBinaryPaths } from './agent-binary-paths.js';
 export { convergeHostInstall } from './install/converge-host-install.js';
 export type { ConvergedInstall } from './install/converge-host-install.js';
 export type { ExecutableCopy } from './install-host-binary.js';
-export { isRegularExecutable } from './ensure-layout.js';
 export {
   defaultServiceOptions,
   fillTemplate,
@@ -50,12 +49,6 @@ export type { AgentLinkState } from './agent-link.js';
 export { convergeCurrentLink } from './upgrade/converge-current.js';
 export type { CurrentConvergence } from './upgrade/converge-current.js';
 export { candidateSlotFor } from './agent-binary-paths.js';
-export {
-  checkUpgradeSpace,
-  guardLegacySeed,
-  planUpgradeWrites,
-} from './upgrade/upgrade-refusals.js';
-export type { SpaceStep, UpgradeSpaceInput } from './upgrade/upgrade-refusals.js';
 export { inspectCandidate } from './upgrade/stage-and-switch.js';
 export { daemonInstanceId } from './upgrade/upgrade-state.js';
 export { judgeStartedUpgrade } from './upgrade/judge-started-upgrade.js';

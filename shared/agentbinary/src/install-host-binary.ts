@@ -2,12 +2,12 @@ import {
   checkBinaryRuns,
   fileIdentity,
   installFile,
+  isRegularExecutable,
   removeOwned,
   type FileIdentity,
 } from '@aks-flex-node/fs';
 import { AgentError, type Logger } from '@aks-flex-node/log';
 import type { AgentBinaryPaths } from './agent-binary-paths.js';
-import { isRegularExecutable } from './ensure-layout.js';
 
 /** Options for {@link installHostBinary}. */
 export interface InstallHostBinaryOptions {

@@ -2,6 +2,7 @@
 export { isUnder } from './at-or-under.js';
 export { describeHostRoot, migrateAndDescribe } from './describe-host-root.js';
 export type { HostRootPaths } from './host-root-paths.js';
+export { guardLegacySeed } from './guard-legacy-seed.js';
 export { hostRootState, hostRootStates } from './host-root-state.js';
 export { isLegacyReleased } from './is-legacy-released.js';
 export { isHostRootSettled, migrateHostRoot } from './migrate-host-root.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { isRegularExecutable } from '@aks-flex-node/agentbinary';
+import { isRegularExecutable } from '@aks-flex-node/fs';
 import { binaryFile, type HostPaths } from '@aks-flex-node/layout';
 
 /**

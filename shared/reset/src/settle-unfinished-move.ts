@@ -1,7 +1,6 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { isRegularExecutable } from '@aks-flex-node/agentbinary';
-import { makeIoError, removeOwned } from '@aks-flex-node/fs';
+import { isRegularExecutable, makeIoError, removeOwned } from '@aks-flex-node/fs';
 import { hostRootState, removeHostRoot, removeLegacyLayout } from '@aks-flex-node/hostroot';
 import {
   agentOnlyDirs,

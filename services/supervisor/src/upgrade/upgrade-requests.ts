@@ -5,12 +5,11 @@
  * refusals of an upgrade, which run under the lock before anything is written.
  */
 import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   agentBinaryPathsUnder,
   candidateSlotFor,
-  checkUpgradeSpace,
-  guardLegacySeed,
   hostCandidateTrust,
   refusePendingUpgrade,
   resolveIfPresent,
@@ -22,9 +21,15 @@ import {
   type StageResult,
 } from '@aks-flex-node/agentbinary';
 import type { AgentUpgradeRequest, Operation } from '@aks-flex-node/api';
-import { makeIoError } from '@aks-flex-node/fs';
-import { refuseUnfinishedMove, resolveHostRoot } from '@aks-flex-node/hostroot';
-import type { HostPaths } from '@aks-flex-node/layout';
+import {
+  bytesFreedByReplacing,
+  filesystemOf,
+  findSpaceShortfall,
+  makeIoError,
+  type SpaceStep,
+} from '@aks-flex-node/fs';
+import { guardLegacySeed, refuseUnfinishedMove, resolveHostRoot } from '@aks-flex-node/hostroot';
+import { nspawnLifecycleFile, type HostPaths } from '@aks-flex-node/layout';
 import { AgentError, type Logger } from '@aks-flex-node/log';
 import type { MutationQueue } from '../mutation-queue.js';
 import type { OperationRegistry, UpgradeCancels } from './operation-registry.js';
@@ -181,8 +186,9 @@ export function createUpgradeRequests(deps: UpgradeRequestsDeps): UpgradeRequest
 // The daemon's refusals of an upgrade, each under the lock and before
 // anything is written: the host is mid-move or holds a legacy seed, the disks
 // cannot hold it, the host root moved, the candidate slot is the running
-// binary. (A pending upgrade, an unfinished move and a legacy seed are judged
-// by shared/agentbinary, for the CLI's direct activation too.)
+// binary. (A pending upgrade is judged by the upgrade state in
+// shared/agentbinary; an unfinished move and a legacy seed by the host root
+// in shared/hostroot: the CLI's direct activation refuses them too.)
 
 /**
  * Refuses, before anything is staged, an upgrade the host must not take: an
@@ -230,6 +236,91 @@ export async function refuseShortSpace(
     candidateBytes,
     download: { dir: context.downloadsDir, bytes: archiveBytes },
   });
+}
+
+/** What an upgrade will write, as {@link checkUpgradeSpace} needs it. */
+export interface UpgradeSpaceInput {
+  paths: AgentBinaryPaths;
+  /** The candidate executable's size, or the best estimate of it. */
+  candidateBytes: number;
+  /** Where a release archive is downloaded to, and its size; absent for a binary on the host. */
+  download?: { dir: string; bytes: number };
+}
+
+/**
+ * The writes of one upgrade in order, with the space each later step frees:
+ * the download, the candidate staged beside its slot, the archive removed,
+ * the rename over the slot (freeing the binary an earlier upgrade left
+ * there), then, at the upgraded daemon's start, the nspawn lifecycle helper
+ * refreshed. The helper is part of the upgrade: a candidate that cannot write
+ * it fails its judgement. It is a hard link to the executable, which takes no
+ * space, wherever its directory is on the slots' filesystem; elsewhere it is
+ * a temporary copy renamed over the old one.
+ */
+export async function planUpgradeWrites(input: UpgradeSpaceInput): Promise<SpaceStep[]> {
+  const { paths, candidateBytes, download } = input;
+  const current = await resolveIfPresent(paths.current);
+  const slot = current === undefined ? paths.blue : candidateSlotFor(paths, current);
+  const helper = path.join(paths.root, nspawnLifecycleFile);
+  const steps: SpaceStep[] = [];
+  if (download !== undefined) {
+    steps.push({ dir: download.dir, bytes: download.bytes, what: 'the downloaded archive' });
+  }
+  steps.push({ dir: paths.slotDir, bytes: candidateBytes, what: 'the staged candidate' });
+  if (download !== undefined) {
+    steps.push({ dir: download.dir, bytes: -download.bytes, what: 'the archive removed' });
+  }
+  steps.push({
+    dir: paths.slotDir,
+    bytes: -(await bytesFreedByReplacing(slot)),
+    what: 'the old slot',
+  });
+  const helperDir = path.dirname(helper);
+  if ((await filesystemOf(helperDir)).device === (await filesystemOf(paths.slotDir)).device) {
+    return steps;
+  }
+  steps.push({
+    dir: helperDir,
+    bytes: candidateBytes,
+    what: 'the refreshed nspawn lifecycle helper',
+  });
+  steps.push({
+    dir: helperDir,
+    bytes: -(await bytesFreedByReplacing(helper)),
+    what: 'the old helper',
+  });
+  return steps;
+}
+
+/**
+ * Refuses an upgrade whose writes would not fit, before anything changes:
+ * per filesystem, the most the steps hold at once must fit in the space free
+ * outside its root reserve. A filesystem found full halfway (ENOSPC in the
+ * helper refresh) would otherwise fail the upgrade after the switch, when it
+ * can only roll back.
+ *
+ * Throws UPGRADE_REFUSED naming the filesystem's directory, the bytes needed
+ * and the bytes free; HOST_ROOT_IO when a directory cannot be inspected.
+ */
+export async function checkUpgradeSpace(input: UpgradeSpaceInput): Promise<void> {
+  const short = await findSpaceShortfall(await planUpgradeWrites(input));
+  if (short === undefined) return;
+  const { dir, neededBytes, freeBytes, writes } = short;
+  throw new AgentError(
+    'UPGRADE_REFUSED',
+    `not enough free space for the AgentUpgrade on the filesystem holding ${dir}: ` +
+      `it needs ${mebibytes(neededBytes)} (${writes.join(', ')}) and ${mebibytes(freeBytes)} is free`,
+    {
+      path: dir,
+      hint:
+        `free at least ${mebibytes(neededBytes - freeBytes)} on the filesystem holding ${dir} ` +
+        `(\`df -h ${dir}\`) and run the upgrade again; docs/usage/operations.md says how much disk the agent needs`,
+    },
+  );
+}
+
+function mebibytes(bytes: number): string {
+  return `${Math.ceil(bytes / 2 ** 20)} MiB`;
 }
 
 async function sizeOf(file: string): Promise<number> {

@@ -1,5 +1,10 @@
 import type { ActivationResult } from '@aks-flex-node/api';
-import { migrateHostRoot, refuseUnfinishedMove, resolveHostRoot } from '@aks-flex-node/hostroot';
+import {
+  guardLegacySeed,
+  migrateHostRoot,
+  refuseUnfinishedMove,
+  resolveHostRoot,
+} from '@aks-flex-node/hostroot';
 import { hostRootMarkers, type HostPaths } from '@aks-flex-node/layout';
 import {
   holdSingleInstance,
@@ -9,7 +14,6 @@ import {
 import { AgentError, isAgentError, type Logger } from '@aks-flex-node/log';
 import { agentBinaryPathsUnder } from '../agent-binary-paths.js';
 import { inspectCandidate } from '../upgrade/stage-and-switch.js';
-import { guardLegacySeed } from '../upgrade/upgrade-refusals.js';
 import { activateInLayout } from './activate-in-layout.js';
 import { createFileInspector } from './activation-inspector.js';
 import { createFlexActivationService } from './flex-activation-service.js';

@@ -1,8 +1,7 @@
 import { lstat, readlink } from 'node:fs/promises';
 import type { ActivationServicePlan } from '@aks-flex-node/api';
-import { fileDigest, makeIoError } from '@aks-flex-node/fs';
+import { fileDigest, isRegularExecutable, makeIoError } from '@aks-flex-node/fs';
 import { isNotFound } from '@aks-flex-node/log';
-import { isRegularExecutable } from '../ensure-layout.js';
 import { resolveIfPresent } from '../resolve-link.js';
 
 /** What lstat finds at a path, in the words the plan needs. */
