@@ -35,7 +35,14 @@ describe('hasRoomForSpeculativeCopy', () => {
   it('ignores a listed file that is absent, and refuses when the parent cannot be measured', async () => {
     const legacy = await legacyWith({ blue: 1024 });
     expect(await hasRoomForSpeculativeCopy(tmpdir(), legacy, ['blue', 'missing'], log)).toBe(true);
-    const gone = path.join(legacy, 'no-such-dir');
-    expect(await hasRoomForSpeculativeCopy(gone, legacy, ['blue'], log)).toBe(false);
+    // A file where a directory should be: ENOTDIR, neither measured nor absent.
+    const blocked = path.join(legacy, 'blue', 'parent');
+    expect(await hasRoomForSpeculativeCopy(blocked, legacy, ['blue'], log)).toBe(false);
+  });
+
+  it('measures a parent the move has yet to create on the directory it will be created in', async () => {
+    const legacy = await legacyWith({ blue: 1024 });
+    const unborn = path.join(legacy, 'not', 'yet');
+    expect(await hasRoomForSpeculativeCopy(unborn, legacy, ['blue'], log)).toBe(true);
   });
 });

@@ -1,12 +1,15 @@
-import { lstat, statfs } from 'node:fs/promises';
+import { lstat } from 'node:fs/promises';
 import path from 'node:path';
+import { findSpaceShortfall } from '@aks-flex-node/fs';
 import { errnoCode, type Logger } from '@aks-flex-node/log';
 
 /**
  * Whether the root's parent filesystem has free space for twice the legacy
- * files (the copy, and as much again for everything else on it). A file
- * that cannot be measured, or a statfs that fails, answers no: the move
- * then copies only once readiness allows, which is always safe.
+ * files (the copy, and as much again for everything else on it), judged by
+ * the same check as an upgrade's writes (`findSpaceShortfall`); a parent not
+ * created yet is judged where it will be. A file that cannot be measured, or
+ * a file system that cannot be inspected, answers no: the move then copies
+ * only once readiness allows, which is always safe.
  */
 export async function hasRoomForSpeculativeCopy(
   parent: string,
@@ -23,8 +26,10 @@ export async function hasRoomForSpeculativeCopy(
       });
       if (info?.isFile() === true) bytes += info.size;
     }
-    const fs = await statfs(parent);
-    return fs.bavail * fs.bsize >= 2 * bytes;
+    const short = await findSpaceShortfall([
+      { dir: parent, bytes: 2 * bytes, what: 'the copy and as much again' },
+    ]);
+    return short === undefined;
   } catch (error) {
     log.warn(
       { err: error, parent },
