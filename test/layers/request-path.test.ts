@@ -17,10 +17,10 @@ const route = 'services/supervisor/src/routes/agent-upgrades.ts';
 const theSwitch = 'shared/agentbinary/src/upgrade/stage-and-switch.ts';
 
 /**
- * Issue 25's goal is 8 files; the honest count is well above it. The path may
- * only shrink: lower this as files leave it, down to the goal.
+ * Issue 25's goal: 8 files (23 when it was filed). The path may only shrink
+ * from here; a file that joins it has to replace one.
  */
-const maxFiles = 9;
+const maxFiles = 8;
 const maxCallbacks = 2;
 
 /** The numbered files of docs/architecture.md's "Follow a request" section, in order. */

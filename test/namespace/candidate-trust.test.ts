@@ -5,7 +5,7 @@ import { facts, namespaceUnavailable, runOnPrivateHost, unmanagedDaemon } from '
 // a real unprivileged user (nobody, uid 65534, through setpriv): a candidate
 // someone else could have written is refused before anything of it runs,
 // and a trusted one runs only as the root-owned copy the command staged.
-// The rule's every case is a row in shared/agentbinary's trusted-candidate.test.ts.
+// The rule's every case is a row in shared/agentbinary's candidate-source-trust.test.ts.
 const unavailable = namespaceUnavailable();
 if (unavailable !== undefined) {
   console.warn(`SKIPPED test/namespace/candidate-trust: ${unavailable}`);

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { describeUnknownConfigKey } from '@aks-flex-node/config';
 import {
   agentBinaryPathsUnder,
+  createCandidateFetcher,
   writeUnitsForBinaries,
   createHost,
 } from '@aks-flex-node/agentbinary';
@@ -33,7 +34,6 @@ import { runStartSequence } from './startup/start-sequence.js';
 import { createStartupGate } from './startup/startup-gate.js';
 import { createStopRequest, runDaemon, waitForStopSignal } from './run-daemon.js';
 import { createOperationRegistry } from './upgrade/operation-registry.js';
-import { createCandidateFetcher } from './upgrade/upgrade-source.js';
 import {
   createSelfExitRestartExecutor,
   createSystemdRestartExecutor,

@@ -1,11 +1,20 @@
 export { activateCandidate } from './activation/activate-candidate.js';
 export { preflightCandidate } from './activation/preflight-candidate.js';
 export {
+  createCandidateFetcher,
   hostCandidateTrust,
   maxCandidateBytes,
   openTrustedCandidate,
-} from './activation/trusted-candidate.js';
-export type { CandidateTrust, TrustedCandidate } from './activation/trusted-candidate.js';
+  parseUpgradeSource,
+  precheckUpgradeSource,
+} from './upgrade/candidate-source.js';
+export type {
+  CandidateFetcher,
+  CandidateTrust,
+  FetchEvents,
+  TrustedCandidate,
+  UpgradeSource,
+} from './upgrade/candidate-source.js';
 export { snapshotCandidate } from './activation/snapshot-candidate.js';
 export { agentBinaryPathsUnder } from './agent-binary-paths.js';
 export { createHost } from './host.js';

@@ -11,14 +11,18 @@ import {
   agentBinaryPathsUnder,
   candidateSlotFor,
   hostCandidateTrust,
+  parseUpgradeSource,
+  precheckUpgradeSource,
   refusePendingUpgrade,
   resolveIfPresent,
   stageAndSwitch,
   type AgentBinaryPaths,
+  type CandidateFetcher,
   type CandidateTrust,
   type Host,
   type StagePhase,
   type StageResult,
+  type UpgradeSource,
 } from '@aks-flex-node/agentbinary';
 import type { AgentUpgradeRequest, Operation } from '@aks-flex-node/api';
 import {
@@ -33,12 +37,6 @@ import { nspawnLifecycleFile, type HostPaths } from '@aks-flex-node/layout';
 import { AgentError, type Logger } from '@aks-flex-node/log';
 import type { MutationQueue } from '../mutation-queue.js';
 import type { OperationRegistry, UpgradeCancels } from './operation-registry.js';
-import {
-  parseUpgradeSource,
-  precheckUpgradeSource,
-  type CandidateFetcher,
-  type UpgradeSource,
-} from './upgrade-source.js';
 
 /** What the upgrade requests need. */
 export interface UpgradeRequestsDeps {

@@ -13,13 +13,17 @@ import {
 } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { agentBinaryPathsUnder, readUpgradeSignal } from '@aks-flex-node/agentbinary';
+import {
+  agentBinaryPathsUnder,
+  createCandidateFetcher,
+  readUpgradeSignal,
+  type CandidateFetcher,
+} from '@aks-flex-node/agentbinary';
 import { hostPathsUnder, type HostPaths } from '@aks-flex-node/layout';
 import { isActivationLockHeld } from '@aks-flex-node/lock';
 import { AgentError, createSilentLogger } from '@aks-flex-node/log';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createMutationQueue, type MutationQueue } from '../mutation-queue.js';
-import { createCandidateFetcher, type CandidateFetcher } from './upgrade-source.js';
 import { createMachineCopyKeeper } from './machine-copy-keeper.js';
 import { createOperationRegistry } from './operation-registry.js';
 import { createUpgradeService } from './upgrade-service.js';

@@ -11,7 +11,7 @@ import {
   hostCandidateTrust,
   openTrustedCandidate,
   type CandidateTrust,
-} from './trusted-candidate.js';
+} from '../upgrade/candidate-source.js';
 
 /** What {@link preflightCandidate} needs. */
 export interface PreflightCandidateOptions {

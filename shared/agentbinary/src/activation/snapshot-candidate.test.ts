@@ -14,7 +14,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import type { CandidateTrust } from './trusted-candidate.js';
+import type { CandidateTrust } from '../upgrade/candidate-source.js';
 import { snapshotCandidate } from './snapshot-candidate.js';
 
 async function scratch() {

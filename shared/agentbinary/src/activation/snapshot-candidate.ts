@@ -7,7 +7,7 @@ import {
   openTrustedCandidate,
   refuseSharedStaging,
   type CandidateTrust,
-} from './trusted-candidate.js';
+} from '../upgrade/candidate-source.js';
 
 /** A private copy of a candidate binary. */
 export interface CandidateSnapshot {

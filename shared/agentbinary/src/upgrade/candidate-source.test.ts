@@ -8,10 +8,10 @@ import {
   createCandidateFetcher,
   parseUpgradeSource,
   precheckUpgradeSource,
-} from './upgrade-source.js';
+} from './candidate-source.js';
 
 async function scratch() {
-  const tmp = await mkdtemp(path.join(os.tmpdir(), 'upgrade-source-'));
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'candidate-source-'));
   onTestFinished(() => rm(tmp, { recursive: true, force: true }));
   const binary = path.join(tmp, 'candidate');
   await writeFile(binary, 'candidate bytes', { mode: 0o700 });

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { releaseArchiveMember, type DownloadProgress } from '@aks-flex-node/archive';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createCandidateFetcher, parseUpgradeSource } from './upgrade-source.js';
+import { createCandidateFetcher, parseUpgradeSource } from './candidate-source.js';
 
 /** A `.tar.gz` with one member, as `tar` (and the Go release pipeline) writes it. */
 async function releaseArchive(tmp: string, member: string): Promise<string> {

@@ -5,7 +5,7 @@ import {
   distrustOfStaging,
   hostCandidateTrust,
   type EntryFacts,
-} from './trusted-candidate.js';
+} from './candidate-source.js';
 
 const nobody = 65534;
 const file = (uid: number, mode: number): EntryFacts => ({
