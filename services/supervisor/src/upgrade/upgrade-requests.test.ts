@@ -55,21 +55,29 @@ async function spaceLayout(options: { green: boolean; binElsewhere?: string }, b
   return paths;
 }
 
+/** An archive upgrade's planned writes, as [bytes, what]. */
+async function archiveUpgradeWrites(paths: AgentBinaryPaths): Promise<[number, string][]> {
+  const steps = await planUpgradeWrites({
+    paths,
+    candidateBytes: 1200,
+    download: { dir: '/var/lib/aks-flex-node/downloads', bytes: 500 },
+  });
+  return steps.map(({ bytes, what }) => [bytes, what]);
+}
+
+/** The writes on the download's and the slots' file systems, whatever the helper's is. */
+const downloadAndSlotWrites: [number, string][] = [
+  [500, 'the downloaded archive'],
+  [1200, 'the staged candidate'],
+  [-500, 'the archive removed'],
+  // green is the slot the candidate replaces: its old binary is freed by the rename.
+  [-1000, 'the old slot'],
+];
+
 describe('the space an upgrade needs (issue 28 item 5)', () => {
   it('issue26 the writes in order: download, staged candidate, archive gone, old slot freed; the helper, a hard link, takes none', async () => {
     const paths = await spaceLayout({ green: true });
-    const steps = await planUpgradeWrites({
-      paths,
-      candidateBytes: 1200,
-      download: { dir: '/var/lib/aks-flex-node/downloads', bytes: 500 },
-    });
-    expect(steps.map(({ bytes, what }) => [bytes, what])).toEqual([
-      [500, 'the downloaded archive'],
-      [1200, 'the staged candidate'],
-      [-500, 'the archive removed'],
-      // green is the slot the candidate replaces: its old binary is freed by the rename.
-      [-1000, 'the old slot'],
-    ]);
+    expect(await archiveUpgradeWrites(paths)).toEqual(downloadAndSlotWrites);
   });
 
   // /dev/shm is a tmpfs apart from the temp directory here, as a helper
@@ -81,17 +89,8 @@ describe('the space an upgrade needs (issue 28 item 5)', () => {
       const shm = await mkdtemp('/dev/shm/upgrade-space-');
       onTestFinished(() => rm(shm, { recursive: true, force: true }));
       const paths = await spaceLayout({ green: true, binElsewhere: shm });
-      const steps = await planUpgradeWrites({
-        paths,
-        candidateBytes: 1200,
-        download: { dir: '/var/lib/aks-flex-node/downloads', bytes: 500 },
-      });
-      expect(steps.map(({ bytes, what }) => [bytes, what])).toEqual([
-        [500, 'the downloaded archive'],
-        [1200, 'the staged candidate'],
-        [-500, 'the archive removed'],
-        // green is the slot the candidate replaces: its old binary is freed by the rename.
-        [-1000, 'the old slot'],
+      expect(await archiveUpgradeWrites(paths)).toEqual([
+        ...downloadAndSlotWrites,
         [1200, 'the refreshed nspawn lifecycle helper'],
         [-1000, 'the old helper'],
       ]);
